@@ -162,7 +162,11 @@ def logsumexp(values: Iterable):
 
 
 def norm(v, axis: int = -1):
-    """Euclidean norm along ``axis``; mpmath vectors use ``fsum`` (correctly rounded sum of squares)."""
+    """Euclidean norm along ``axis``; mpmath vectors use ``fsum`` (correctly rounded sum of squares).
+
+    float64 vectors are scaled by max|v| first, so the norm of entries near 1e200 or 1e-200 neither
+    overflows nor underflows (‖v‖² would).
+    """
     if is_mp(v):
         v = np.asarray(v, dtype=object)
         if v.ndim == 1:
@@ -172,7 +176,11 @@ def norm(v, axis: int = -1):
         for idx in np.ndindex(out.shape):
             out[idx] = mpmath.sqrt(mpmath.fsum(x * x for x in moved[idx]))
         return out
-    return np.linalg.norm(np.asarray(v, dtype=np.float64), axis=axis)
+    v = np.asarray(v, dtype=np.float64)
+    largest = np.max(np.abs(v), axis=axis, keepdims=True) if v.size else np.zeros(())
+    safe = np.where(largest > 0, largest, 1.0)
+    out = np.squeeze(largest, axis=axis) * np.linalg.norm(v / safe, axis=axis)
+    return float(out) if np.ndim(out) == 0 else out
 
 
 def dot(u, v):
@@ -183,8 +191,21 @@ def dot(u, v):
 
 
 def clip_norm(v, clip_threshold):
-    """v · min(1, C/‖v‖) for a 1-D vector, with clip(0) = 0 (C = ``clip_threshold``)."""
-    length = norm(v)
-    if length <= clip_threshold:
-        return v.copy() if isinstance(v, np.ndarray) else v
-    return v * (clip_threshold / length)
+    """v · min(1, C/‖v‖) for a 1-D vector, with clip(0) = 0 (C = ``clip_threshold``, may be inf).
+
+    float64: evaluated as w·(C/‖w‖) with w = v/max|v|, so no intermediate over- or underflows.
+    """
+    if is_mp(v):
+        length = norm(v)
+        if length <= clip_threshold:
+            return v.copy() if isinstance(v, np.ndarray) else v
+        return v * (clip_threshold / length)
+    v = np.asarray(v, dtype=np.float64)
+    largest = float(np.max(np.abs(v))) if v.size else 0.0
+    if largest == 0.0:
+        return v.copy()
+    w = v / largest
+    w_length = float(np.linalg.norm(w))  # in [1, sqrt(d)]
+    if largest * w_length <= clip_threshold:  # an overflowing product is inf > C: clipped, correctly
+        return v.copy()
+    return w * (float(clip_threshold) / w_length)

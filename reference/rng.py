@@ -116,7 +116,7 @@ def _nonzero_gaussian_rows(rng: np.random.Generator, shape: tuple, d: int) -> np
         raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     g = rng.standard_normal((*shape, d))
     flat = g.reshape(-1, d)
-    for i in range(flat.shape[0]):  # a zero row has probability ~2^-1074·d; redraw in order
+    for i in np.flatnonzero(~np.any(flat, axis=1)):  # probability ~2^-1074·d; redraw in row order
         while not np.any(flat[i]):
             flat[i] = rng.standard_normal(d)
     return g

@@ -1,0 +1,37 @@
+# Two entry points for a fresh machine (see README): `make demo` and `make test`.
+# Each creates .venv, installs the project with what it needs, and runs.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test bench docs clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Reinstall when the project metadata changes.
+$(VENV)/.installed-base: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+demo: $(VENV)/.installed-base
+	$(BIN)/dpref claims list
+	$(BIN)/dpref check
+
+test: $(VENV)/.installed-test
+	$(BIN)/python -m pytest
+
+bench: $(VENV)/.installed-base
+	$(BIN)/python benchmarks/bench_estimators.py
+
+docs: $(VENV)/.installed-base
+	$(BIN)/python -m proofs_checks.catalogue > docs/claims.md
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

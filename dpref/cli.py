@@ -1,0 +1,145 @@
+"""The ``dpref`` command line (DESIGN.md, Command line).
+
+    dpref claims list   [--paper P] [--kind K] [--id ID] [--subject S] [--format F]
+    dpref claims run    [--paper P] [--kind K] [--id ID] [--subject S ...] [--budget quick|full]
+                        [--soak N] [--format F] [--report DIR] [--no-progress]
+    dpref check         quick claims on reference and fast; exit 1 on any violation
+
+Exit codes: 0 all verdicts pass/erratum-confirmed, 1 a claim failed or errored, 2 bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+import pandas as pd
+
+from proofs_checks.claim import BUDGETS, ERRATUM, KINDS, PAPERS, PASS
+from proofs_checks.registry import load_claims, select
+from proofs_checks.report import FORMATS, render, to_records, write_report
+from proofs_checks.runner import run_claims, soak
+from proofs_checks.subjects import SubjectError, resolve_subject
+
+RUN_COLUMNS = ["id", "subject", "verdict", "statistic", "bound", "p_adjusted", "seconds"]
+
+
+def _add_selection(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--paper", action="append", default=[], choices=PAPERS, help="paper key (repeatable)")
+    parser.add_argument("--kind", action="append", default=[], choices=KINDS, help="claim kind (repeatable)")
+    parser.add_argument("--id", action="append", default=[], dest="ids", help="claim id or id prefix (repeatable)")
+    parser.add_argument("--format", default="table", choices=FORMATS)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="dpref", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    claims = commands.add_parser("claims", help="list or run executable claims")
+    claim_commands = claims.add_subparsers(dest="claims_command", required=True)
+    list_parser = claim_commands.add_parser("list", help="list claims")
+    _add_selection(list_parser)
+    list_parser.add_argument("--subject", default=None, help="only claims that apply to this subject")
+
+    run_parser = claim_commands.add_parser("run", help="run claims on subjects")
+    _add_selection(run_parser)
+    run_parser.add_argument(
+        "--subject",
+        action="append",
+        default=[],
+        help="reference, fast or module:attr (repeatable; default: reference and fast)",
+    )
+    run_parser.add_argument("--budget", default="quick", choices=sorted(BUDGETS))
+    run_parser.add_argument("--soak", type=int, default=0, metavar="N", help="rerun N times with fresh seeds")
+    run_parser.add_argument("--report", default=None, metavar="DIR", help="write csv/json/markdown + manifest")
+    run_parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    check = commands.add_parser("check", help="quick claims on reference and fast; exit 1 on any violation")
+    check.add_argument("--format", default="table", choices=FORMATS)
+    check.add_argument("--report", default=None, metavar="DIR")
+    check.add_argument("--no-progress", action="store_true")
+    return parser
+
+
+def _claims_list(args) -> int:
+    claims = select(load_claims(), papers=args.paper, kinds=args.kind, ids=args.ids)
+    if args.subject:
+        subject = resolve_subject(args.subject)
+        claims = [c for c in claims if c.applies_to(subject)]
+    records = [
+        {
+            "id": c.id,
+            "paper": c.paper,
+            "location": c.location,
+            "kind": c.kind,
+            "erratum": c.erratum,
+            "statement": c.statement,
+            "requires": list(c.requires),
+            "mutants": [{"name": m.name, "description": m.description} for m in c.mutants],
+        }
+        for c in claims
+    ]
+    if args.format == "json":
+        print(json.dumps(records, indent=2))
+        return 0
+    frame = pd.DataFrame(records, columns=["id", "paper", "location", "kind", "erratum", "statement", "requires", "mutants"])
+    frame["mutants"] = frame["mutants"].map(lambda ms: ", ".join(m["name"] for m in ms))
+    frame["requires"] = frame["requires"].map(", ".join)
+    print(render(frame, args.format, columns=["id", "kind", "location", "mutants"]))
+    return 0
+
+
+def _run(claims, subjects, budget, fmt, report, progress, soak_runs=0, command="") -> int:
+    if not claims:
+        print("no claims selected (or none applies to the chosen subjects)", file=sys.stderr)
+        return 2
+    if soak_runs:
+        frame = soak(claims, subjects, budget, runs=soak_runs, progress=progress)
+        print(render(frame, fmt))
+        if report:
+            write_report(frame, report, manifest={"command": command, "budget": budget, "soak": soak_runs}, name="soak")
+        return 0
+    frame = run_claims(claims, subjects, budget, progress=progress)
+    if fmt == "json":
+        keep = ["id", "subject", "verdict", "statistic", "bound", "p_value", "p_adjusted", "seed", "seconds", "detail"]
+        print(json.dumps(to_records(frame[keep]), indent=2))
+    else:
+        print(render(frame, fmt, columns=RUN_COLUMNS))
+    if report:
+        write_report(frame, report, manifest={"command": command, "budget": budget})
+    bad = frame[~frame["verdict"].isin([PASS, ERRATUM])]
+    if fmt in ("table", "markdown") or not sys.stdout.isatty():
+        summary = frame["verdict"].value_counts().to_dict()
+        print(f"dpref: {len(frame)} checks, " + ", ".join(f"{v} {k}" for k, v in summary.items()), file=sys.stderr)
+        for _, row in bad.iterrows():
+            print(f"  {row['verdict']}: {row['id']} on {row['subject']}: {row['detail']}", file=sys.stderr)
+    return 1 if len(bad) else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    command = "dpref " + " ".join(argv if argv is not None else sys.argv[1:])
+    try:
+        if args.command == "claims" and args.claims_command == "list":
+            return _claims_list(args)
+        if args.command == "claims" and args.claims_command == "run":
+            if args.soak < 0:
+                parser.error("--soak must be >= 0")
+            subjects = [resolve_subject(s) for s in (args.subject or ["reference", "fast"])]
+            claims = select(load_claims(), papers=args.paper, kinds=args.kind, ids=args.ids)
+            return _run(claims, subjects, args.budget, args.format, args.report, not args.no_progress, args.soak, command)
+        if args.command == "check":
+            subjects = [resolve_subject("reference"), resolve_subject("fast")]
+            return _run(load_claims(), subjects, "quick", args.format, args.report, not args.no_progress, 0, command)
+    except (SubjectError, ValueError) as exc:
+        print(f"dpref: error: {exc}", file=sys.stderr)
+        return 2
+    parser.error("unknown command")
+    return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

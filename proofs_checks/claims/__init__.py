@@ -1,0 +1,1 @@
+"""Claim modules, one per area; each exposes ``CLAIMS`` (see ``proofs_checks.registry``)."""

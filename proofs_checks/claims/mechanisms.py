@@ -1,0 +1,461 @@
+"""Claims about the basic mechanisms: dpzero §1.2 / §2.0 (clipping, the replace-one sensitivity 2C/n of
+a clipped mean) and zo_o2nc §1.6 (the Gaussian mechanism value + σ N(0, I)).
+
+Clipping is exact arithmetic up to float64 rounding, so its claim is deterministic with tolerances
+derived from the rounding of a Euclidean norm. The sensitivity claim is a worst-case search over
+neighbouring datasets plus the tight pair that shows the declared bound cannot be smaller. The
+Gaussian mechanism is tested by an exact chi-square test of the variance per coordinate (the mean is
+known), Hotelling's T² for the mean and the cross-coordinate covariances, and a deterministic check
+that the noise comes from the generator passed in.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import stats as sps
+
+from ..claim import Claim
+from ..stats import POWER, TestResult, hotelling_mean_test
+from ._common import combine, decide, deterministic, mutant
+
+#: unit roundoff of float64 (half an ulp of 1)
+UNIT_ROUNDOFF = 2.0**-53
+
+
+def _norm(v) -> float:
+    """Euclidean norm by math.hypot: scaled internally (no overflow at 1e200, no underflow at 1e-200)
+    and accurate to about one ulp — independent of the subject's own norm."""
+    return math.hypot(*(float(x) for x in np.ravel(v)))
+
+
+# --- dpzero §1.2: properties of clip_C --------------------------------------------------------------
+
+def _clip_tolerance(d: int) -> float:
+    """Relative float64 tolerance for a clipped vector of dimension d: a computed norm of d terms is
+    within about (d/2 + 1)u of the exact one, and the scaling, the division C/‖v‖ and the check's own
+    math.hypot add a few u each; (d + 8)u covers all of them (u = 2^-53)."""
+    return (d + 8) * UNIT_ROUNDOFF
+
+
+def _clip_vectors(ctx):
+    """(vector, C) cases: random vectors at many scales, and adversarial ones."""
+    rng = ctx.generator("clip_vectors")
+    count = ctx.budget.pick(quick=240, full=2400)
+    cases = []
+    for d in (1, 2, 5, 50):
+        for C in (1e-3, 0.5, 1.0, 7.0, 1e3):
+            for _ in range(count // 12 + 1):
+                scale = C * 10.0 ** rng.uniform(-3.0, 3.0)
+                cases.append((scale * rng.standard_normal(d), C))
+    big, tiny = 1e200, 1e-200
+    adversarial = [
+        (np.array([big, -big, big]), 1.0),  # ‖v‖² overflows in a naive norm
+        (np.array([big, tiny]), 2.0),
+        (np.array([tiny, -tiny, tiny]), 1.0),  # ‖v‖² underflows: inside the ball, must be the identity
+        (np.array([tiny, tiny]), 1e-201),  # ‖v‖² underflows but v is outside the (tiny) ball
+        (np.array([5e-324, -5e-324]), 1.0),  # subnormal entries
+        (np.array([3.0, 4.0]), 5.0),  # exactly at the threshold (‖v‖ = 5 exactly)
+        (np.array([5.0]), 5.0),
+        (np.array([-5.0]), 5.0),
+        (np.array([np.nextafter(5.0, np.inf)]), 5.0),  # one ulp outside
+        (np.array([np.nextafter(5.0, 0.0)]), 5.0),  # one ulp inside
+        (np.array([1e308, 1e308, -1e308]), 1e300),
+        (np.array([1.0, 0.0, 0.0, -1e-30]), 0.25),
+        (np.full(50, 0.1), 0.1 * math.sqrt(50)),  # at the threshold up to rounding
+        (np.full(50, -7.0), 1e-3),
+    ]
+    return cases + adversarial
+
+
+def _check_clip_properties(subject, ctx):
+    failures, worst = [], 0.0  # worst relative excess of the tolerance-normalised error
+
+    def fail(what, case):
+        failures.append(f"{what} at v={np.array2string(np.asarray(case[0])[:4], precision=3)}, C={case[1]:g}")
+
+    # clip_C(0) = 0 exactly, without NaN
+    for d in (1, 2, 3, 50):
+        for C in (1e-3, 1.0, 1e3):
+            out = np.asarray(subject.clip_vector(np.zeros(d), C), dtype=np.float64)
+            if out.shape != (d,) or not np.all(out == 0.0):
+                fail(f"clip(0) = {out[:3]} != 0", (np.zeros(d), C))
+
+    for v, C in _clip_vectors(ctx):
+        d = v.size
+        tol = _clip_tolerance(d)
+        out = np.asarray(subject.clip_vector(v, C), dtype=np.float64)
+        if out.shape != v.shape:
+            fail(f"shape {out.shape}", (v, C))
+            continue
+        if not np.all(np.isfinite(out)):
+            fail("non-finite output", (v, C))
+            continue
+        length, out_length = _norm(v), _norm(out)
+        # ‖clip_C(v)‖ <= C
+        excess = out_length / C - 1.0
+        worst = max(worst, excess / tol)
+        if not excess <= tol:
+            fail(f"‖clip(v)‖/C - 1 = {excess:.3g} > {tol:.3g}", (v, C))
+        # identity inside the ball (bit for bit: the factor is min(1, C/‖v‖) = 1)
+        if length <= C * (1.0 - tol) and not np.array_equal(out, v):
+            fail("not the identity inside the ball", (v, C))
+        # the defining formula v·min(1, C/‖v‖): scaling and direction
+        expected = v * min(1.0, C / length) if length > 0 else np.zeros_like(v)
+        scale = _norm(expected)
+        error = _norm(out - expected) / scale if scale > 0 else _norm(out)
+        worst = max(worst, error / tol)
+        if not error <= tol:
+            fail(f"‖clip(v) - v min(1, C/‖v‖)‖ relative {error:.3g} > {tol:.3g}", (v, C))
+        # direction preserved: a positive multiple never flips a sign
+        if np.any(np.sign(out) * np.sign(v) < 0):
+            fail("an entry changed sign", (v, C))
+        # idempotent
+        again = np.asarray(subject.clip_vector(out, C), dtype=np.float64)
+        drift = _norm(again - out) / out_length if out_length > 0 else _norm(again)
+        worst = max(worst, drift / tol)
+        if not drift <= tol:
+            fail(f"clip(clip(v)) != clip(v), relative {drift:.3g}", (v, C))
+
+    # scalar clip: exactly max(-C, min(C, a)), for a scalar and elementwise for a 1-D array
+    rng = ctx.generator("clip_scalars")
+    for C in (1e-3, 0.5, 1.0, 7.0, 1e3):
+        values = np.concatenate([
+            C * 10.0 ** rng.uniform(-3, 3, 40) * rng.choice([-1.0, 1.0], 40),
+            [0.0, -0.0, C, -C, np.nextafter(C, np.inf), np.nextafter(-C, -np.inf), np.nextafter(C, 0.0),
+             1e308, -1e308, 5e-324, -5e-324],
+        ])
+        expected = np.array([max(-C, min(C, a)) for a in values])
+        array_out = np.asarray(subject.clip_scalar(values, C), dtype=np.float64)
+        if array_out.shape != values.shape or not np.array_equal(array_out, expected):
+            fail("clip_scalar(array) != max(-C, min(C, a))", (values, C))
+        for a, e in zip(values, expected):
+            out = float(subject.clip_scalar(float(a), C))
+            if out != e:
+                fail(f"clip_scalar({a:g}, C) = {out:g} != {e:g}", (np.array([a]), C))
+                break
+
+    return deterministic(
+        not failures,
+        statistic=worst,
+        bound=1.0,
+        detail=(
+            "clip_vector: norm <= C, identity inside the ball, = v min(1, C/||v||), no sign flips, "
+            "idempotent, clip(0) = 0 (random d in {1,2,5,50}, 10^-3..10^3 scales; entries 1e±200, "
+            "subnormals, exactly at/one ulp around C); statistic = worst error / tolerance (d + 8)u; "
+            "clip_scalar = max(-C, min(C, a)) exactly"
+            + (f"; {len(failures)} failure(s), first: {failures[0]}" if failures else "")
+        ),
+        counterexample=failures[:5] or None,
+    )
+
+
+# --- dpzero §1.2: replace-one sensitivity of the clipped mean is 2C/n, tight ----------------------------
+
+#: relative slack of the sensitivity comparison: the two means are sums of n <= 64 clipped items whose
+#: rounding is at most (n - 1)u·nC each, i.e. n(n - 1)u <= 4.5e-13 relative to 2C/n.
+SENSITIVITY_SLACK = 1e-12
+SIZES = (1, 2, 5, 16)
+THRESHOLDS = (0.25, 1.0, 40.0)
+SHAPES = ((), (1,), (3,))  # scalar items, 1-vectors, 3-vectors
+
+
+def _far_beyond(rng, C, shape, count):
+    """Items with magnitudes C·10^U(-1, 4) and random signs / directions: mostly far outside the ball."""
+    magnitudes = C * 10.0 ** rng.uniform(-1.0, 4.0, count)
+    if shape == ():
+        return magnitudes * rng.choice([-1.0, 1.0], count)
+    g = rng.standard_normal((count, *shape))
+    return g / np.linalg.norm(g, axis=1, keepdims=True) * magnitudes[:, None]
+
+
+def _released_gap(subject, S, S_prime, C):
+    a = np.asarray(subject.clipped_mean(S, C), dtype=np.float64)
+    b = np.asarray(subject.clipped_mean(S_prime, C), dtype=np.float64)
+    return _norm(a - b)
+
+
+def _check_clipped_mean_sensitivity(subject, ctx):
+    rng = ctx.generator("sensitivity")
+    pairs = ctx.budget.pick(quick=12, full=200)
+    worst_ratio, worst_case = -np.inf, None
+    tight_ratio = np.inf
+    for shape in SHAPES:
+        for n in SIZES:
+            for C in THRESHOLDS:
+                declared = float(subject.clipped_mean_sensitivity(C, n))
+                if not (declared > 0 and math.isfinite(declared)):
+                    return deterministic(False, statistic=declared, detail=f"declared sensitivity {declared} for C={C}, n={n}")
+                candidates = []
+                for _ in range(pairs):  # random neighbours: one row replaced by another far-out row
+                    S = _far_beyond(rng, C, shape, n)
+                    S_prime = S.copy()
+                    S_prime[rng.integers(n)] = _far_beyond(rng, C, shape, 1)[0]
+                    candidates.append((S, S_prime))
+                # adversarial neighbours: the replaced row flips to the opposite direction, far beyond C
+                S = _far_beyond(rng, C, shape, n)
+                S_prime = S.copy()
+                S_prime[0] = -S[0] * 10.0
+                candidates.append((S, S_prime))
+                for S, S_prime in candidates:
+                    ratio = _released_gap(subject, S, S_prime, C) / declared
+                    if not ratio <= worst_ratio:  # also catches NaN
+                        worst_ratio, worst_case = ratio, (shape, n, C)
+                # the tight pair: one row +C e in S and -C e in S' (also at 5C, beyond the threshold)
+                e = 1.0 if shape == () else np.eye(shape[0])[0]
+                for level in (1.0, 5.0):
+                    S = _far_beyond(rng, C, shape, n)
+                    S_prime = S.copy()
+                    S[n - 1], S_prime[n - 1] = level * C * e, -level * C * e
+                    ratio = _released_gap(subject, S, S_prime, C) / declared
+                    tight_ratio = min(tight_ratio, ratio)
+                    if not ratio <= worst_ratio:
+                        worst_ratio, worst_case = ratio, (shape, n, C)
+    sound = worst_ratio <= 1.0 + SENSITIVITY_SLACK
+    tight = tight_ratio >= 1.0 - SENSITIVITY_SLACK
+    shape, n, C = worst_case
+    return deterministic(
+        sound and tight,
+        statistic=worst_ratio,
+        bound=1.0,
+        detail=(
+            f"max ||mean(S) - mean(S')|| / clipped_mean_sensitivity(C, n) = {worst_ratio:.12g} "
+            f"(at item shape {shape or 'scalar'}, n={n}, C={C:g}; must be <= 1 + {SENSITIVITY_SLACK:g}); "
+            f"tight pair +Ce vs -Ce reaches {tight_ratio:.12g} (must be >= 1 - {SENSITIVITY_SLACK:g}); "
+            f"n in {SIZES}, C in {THRESHOLDS}, items up to 10^4 C"
+            + ("" if sound else " — the declared sensitivity is exceeded")
+            + ("" if tight else " — the declared sensitivity is not attained (loose)")
+        ),
+        counterexample=None if sound and tight else {"shape": shape, "n": n, "C": C},
+    )
+
+
+# --- zo_o2nc §1.6: the Gaussian mechanism adds N(0, σ² I) from the generator passed in ------------------
+
+VALUE = np.array([3.0, -1.0, 0.5])
+NOISE_STD = 1.7
+SCALAR_VALUE = -2.25
+
+
+def _variance_test(residuals: np.ndarray, sigma: float, level: float) -> TestResult:
+    """Exact two-sided test of Var = σ² for N(0, Var) residuals with known mean:
+    Q = Σ r²/σ² ~ χ²_N under H0. Statistic: Q/N (the variance ratio). MDE: the relative variance
+    error |Var/σ² − 1| rejected with power POWER."""
+    n = residuals.size
+    q = float(np.sum(residuals**2)) / sigma**2
+    p_value = min(1.0, 2.0 * min(sps.chi2.cdf(q, n), sps.chi2.sf(q, n)))
+    law = sps.chi2(n)
+    upper = law.isf(level / 2) / law.ppf(1 - POWER) - 1.0
+    lower = 1.0 - law.ppf(level / 2) / law.isf(1 - POWER)
+    return TestResult(q / n, p_value, max(upper, lower), "relative variance error |Var/sigma^2 - 1|")
+
+
+def _known_variance_mean_test(residuals: np.ndarray, sigma: float, level: float) -> TestResult:
+    """Exact z-test of E[r] = 0 for N(0, σ²) residuals (σ known under H0). MDE in units of σ."""
+    n = residuals.size
+    z = float(np.sum(residuals)) / (sigma * math.sqrt(n))
+    p_value = float(2.0 * sps.norm.sf(abs(z)))
+    mde = (sps.norm.isf(level / 2) + sps.norm.ppf(POWER)) / math.sqrt(n)
+    return TestResult(z, p_value, mde, "mean shift in units of sigma")
+
+
+def _rng_part(subject, ctx):
+    """Deterministic: the noise comes from the generator passed in (same state -> same output,
+    different generators -> different outputs), and σ = 0 returns the value."""
+
+    def release(key, noise_std=NOISE_STD):
+        rng = ctx.generator("rng_dependence", key)  # the same key always gives the same state
+        return np.asarray(subject.gaussian_mechanism(VALUE, noise_std, rng), dtype=np.float64)
+
+    first, repeat, other, silent = release("a"), release("a"), release("b"), release("a", 0.0)
+    problems = []
+    if not np.array_equal(first, repeat):
+        problems.append("two generators in the same state gave different outputs (noise not from rng)")
+    if np.array_equal(first, other):
+        problems.append("two different generators gave the same output (noise ignores rng)")
+    if not np.array_equal(silent, VALUE):
+        problems.append("noise_std = 0 does not return the value")
+    return deterministic(not problems, detail="; ".join(problems) or "noise drawn from the rng passed in")
+
+
+def _check_gaussian_mechanism(subject, ctx):
+    determinism = _rng_part(subject, ctx)
+    if determinism.verdict != "pass":
+        return determinism
+    n = ctx.budget.pick(quick=20_000, full=200_000)
+    d = VALUE.size
+    parts_count = 1 + d + 1 + 2  # mean, per-coordinate variances, cross-coordinate covariances, scalar value
+    sub = ctx.split(parts_count)
+    rng = ctx.generator("vector")
+    samples = np.array([np.asarray(subject.gaussian_mechanism(VALUE, NOISE_STD, rng), dtype=np.float64) for _ in range(n)])
+    residuals = samples - VALUE
+    constant = [j for j in range(d) if not np.var(residuals[:, j]) > 0]
+    if constant:  # probability 0 under the claim, and it would make Hotelling's covariance singular
+        return deterministic(False, detail=f"output coordinates {constant} carry no noise at all (sample variance 0)")
+    parts = [decide(hotelling_mean_test(samples, VALUE, sub.level), sub, detail=f"E[output] = value, d={d}")]
+    for j in range(d):
+        parts.append(decide(_variance_test(residuals[:, j], NOISE_STD, sub.level), sub, bound=1.0,
+                            detail=f"Var(output_{j}) = sigma^2 = {NOISE_STD**2:g} (chi-square, N={n})"))
+    rows, cols = np.triu_indices(d, k=1)
+    products = residuals[:, rows] * residuals[:, cols]
+    parts.append(decide(hotelling_mean_test(products, np.zeros(rows.size), sub.level), sub,
+                        detail="Cov(output_i, output_j) = 0 for i != j"))
+    rng = ctx.generator("scalar")
+    scalar = np.array([float(subject.gaussian_mechanism(SCALAR_VALUE, NOISE_STD, rng)) for _ in range(n)]) - SCALAR_VALUE
+    parts.append(decide(_known_variance_mean_test(scalar, NOISE_STD, sub.level), sub, detail="scalar value: E[output] = value"))
+    parts.append(decide(_variance_test(scalar, NOISE_STD, sub.level), sub, bound=1.0, detail="scalar value: Var = sigma^2"))
+    return combine([determinism, *parts], ctx)
+
+
+# --- mutants -------------------------------------------------------------------------------------------
+
+def _wrong_way_round(original):
+    def clip_vector(vector, clip_threshold):
+        v = np.asarray(vector, dtype=np.float64)
+        length = _norm(v)
+        return v * min(1.0, length / clip_threshold)
+
+    return clip_vector
+
+
+def _nan_at_zero(original):
+    def clip_vector(vector, clip_threshold):
+        v = np.asarray(vector, dtype=np.float64)
+        if not np.any(v):
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return v * clip_threshold / np.linalg.norm(v)  # 0·C/0 = nan
+        return original(vector, clip_threshold)
+
+    return clip_vector
+
+
+def _naive_norm(original):
+    def clip_vector(vector, clip_threshold):
+        v = np.asarray(vector, dtype=np.float64)
+        with np.errstate(over="ignore", under="ignore", divide="ignore"):
+            length = np.sqrt(np.sum(v * v))  # overflows to inf for entries ~1e200: clips to 0
+            return v * min(1.0, clip_threshold / length) if length > 0 else v.copy()
+
+    return clip_vector
+
+
+def _one_sided_scalar(original):
+    def clip_scalar(value, clip_threshold):
+        return np.minimum(value, clip_threshold) if np.ndim(value) else min(float(value), clip_threshold)
+
+    return clip_scalar
+
+
+def _no_clipping(original):
+    def clipped_mean(values, clip_threshold, normalizer=None):
+        return original(values, np.inf, normalizer)
+
+    return clipped_mean
+
+
+def _scaled_sensitivity(factor):
+    def transform(original):
+        def clipped_mean_sensitivity(clip_threshold, n, relation="replace_one"):
+            return factor * original(clip_threshold, n, relation)
+
+        return clipped_mean_sensitivity
+
+    return transform
+
+
+def _halved_noise(original):
+    def gaussian_mechanism(value, noise_std, rng):
+        return original(value, noise_std / 2.0, rng)
+
+    return gaussian_mechanism
+
+
+def _first_coordinate_only(original):
+    def gaussian_mechanism(value, noise_std, rng):
+        out = np.asarray(original(value, noise_std, rng), dtype=np.float64)
+        if out.ndim == 0:
+            return out
+        v = np.asarray(value, dtype=np.float64)
+        noise = out - v
+        noise.reshape(-1)[1:] = 0.0
+        return v + noise
+
+    return gaussian_mechanism
+
+
+def _fixed_generator(original):
+    def gaussian_mechanism(value, noise_std, rng):
+        return original(value, noise_std, np.random.default_rng(0))
+
+    return gaussian_mechanism
+
+
+def _global_stream(original):
+    stream = np.random.default_rng(0)  # one hidden stream for every call: a global RNG in disguise
+
+    def gaussian_mechanism(value, noise_std, rng):
+        return original(value, noise_std, stream)
+
+    return gaussian_mechanism
+
+
+CLAIMS = [
+    Claim(
+        id="dpzero.sec1_2.clip_properties",
+        paper="dpzero",
+        location="§1.2 (Notation of §2: clip_C), §2.0 clip_scalar / clip_vector",
+        statement=(
+            "clip_C(v) = v min(1, C/||v||) with clip_C(0) = 0 satisfies ||clip_C(v)|| <= C, is the identity on "
+            "the ball ||v|| <= C, is idempotent and preserves the direction of v; the scalar clip is "
+            "max(-C, min(C, a)). In float64: norm and formula within (d + 8)u relatively (u = 2^-53), "
+            "identity and scalar clip exact, including entries near 1e±200 and subnormals."
+        ),
+        kind="deterministic",
+        requires=("clip_scalar", "clip_vector"),
+        check=_check_clip_properties,
+        mutants=(
+            mutant("wrong_way_round", "scales by min(1, ||v||/C) instead of min(1, C/||v||)", "clip_vector", _wrong_way_round),
+            mutant("nan_at_zero", "computes v C/||v|| at v = 0, returning 0 C/0 = nan", "clip_vector", _nan_at_zero),
+            mutant("naive_norm", "||v|| as sqrt(sum v^2): overflows for entries ~1e200 and clips them to 0", "clip_vector", _naive_norm),
+            mutant("one_sided_scalar", "scalar clip min(C, a) without the lower bound -C", "clip_scalar", _one_sided_scalar),
+        ),
+    ),
+    Claim(
+        id="dpzero.sec1_2.clipped_mean_sensitivity",
+        paper="dpzero",
+        location="§1.2 (l2-sensitivity, replace-one); Lemma 2.2; zo_o2nc §1.3",
+        statement=(
+            "Under replace-one neighbours, the clipped mean (1/n) sum_i clip_C(a_i) of n scalars or vectors "
+            "moves by at most 2C/n = clipped_mean_sensitivity(C, n), and this is attained (one item moves "
+            "from +Ce to -Ce), so the declared sensitivity is neither too small nor loose."
+        ),
+        kind="privacy",
+        requires=("clipped_mean", "clipped_mean_sensitivity"),
+        check=_check_clipped_mean_sensitivity,
+        mutants=(
+            mutant("no_clipping", "the clipped mean ignores the threshold (mean of the raw items)", "clipped_mean", _no_clipping),
+            mutant("sensitivity_c_over_n", "declares C/n: the factor 2 of replace-one dropped", "clipped_mean_sensitivity", _scaled_sensitivity(0.5)),
+            mutant("sensitivity_loose", "declares 4C/n (sound but loose: adds twice the noise needed)", "clipped_mean_sensitivity", _scaled_sensitivity(2.0)),
+        ),
+    ),
+    Claim(
+        id="zo_o2nc.sec1_6.gaussian_mechanism_noise",
+        paper="zo_o2nc",
+        location="§1.6 (Gaussian mechanism); dpzero §2.0 gaussian_privatize",
+        statement=(
+            "gaussian_mechanism(value, sigma, rng) = value + sigma N(0, I): mean value, covariance sigma^2 I "
+            "(every coordinate noised, independently), the noise drawn from the generator passed in "
+            "(same state -> same output, different generators -> different outputs), sigma = 0 -> value."
+        ),
+        kind="monte_carlo",
+        requires=("gaussian_mechanism",),
+        check=_check_gaussian_mechanism,
+        mutants=(
+            mutant("noise_halved", "adds sigma/2 N(0, I) instead of sigma N(0, I)", "gaussian_mechanism", _halved_noise),
+            mutant("first_coordinate_only", "noise added to the first coordinate only", "gaussian_mechanism", _first_coordinate_only),
+            mutant("ignores_rng", "noise from a fresh np.random.default_rng(0) on every call", "gaussian_mechanism", _fixed_generator),
+            mutant("global_stream", "noise from one hidden generator shared by all calls", "gaussian_mechanism", _global_stream),
+        ),
+    ),
+]
