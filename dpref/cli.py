@@ -110,11 +110,11 @@ def _run(claims, subjects, budget, fmt, report, progress, soak_runs=0, command="
     if report:
         write_report(frame, report, manifest={"command": command, "budget": budget})
     bad = frame[~frame["verdict"].isin([PASS, ERRATUM])]
-    if fmt in ("table", "markdown") or not sys.stdout.isatty():
-        summary = frame["verdict"].value_counts().to_dict()
-        print(f"dpref: {len(frame)} checks, " + ", ".join(f"{v} {k}" for k, v in summary.items()), file=sys.stderr)
-        for _, row in bad.iterrows():
-            print(f"  {row['verdict']}: {row['id']} on {row['subject']}: {row['detail']}", file=sys.stderr)
+    # The summary goes to stderr so that --format json/csv output stays machine-readable.
+    summary = frame["verdict"].value_counts().to_dict()
+    print(f"dpref: {len(frame)} checks, " + ", ".join(f"{v} {k}" for k, v in summary.items()), file=sys.stderr)
+    for _, row in bad.iterrows():
+        print(f"  {row['verdict']}: {row['id']} on {row['subject']}: {row['detail']}", file=sys.stderr)
     return 1 if len(bad) else 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from .claim import PAPERS
+from .protocols import PROTOCOLS
 from .registry import load_claims
 
 __all__ = ["catalogue_markdown"]
@@ -43,6 +44,19 @@ def catalogue_markdown() -> str:
             mutants = "; ".join(f"`{m.name}`: {m.description}" for m in c.mutants)
             lines.append(f"| `{c.id}` | {kind} | {_cell(c.location)} | {_cell(c.statement)} | {_cell(mutants)} |")
         lines.append("")
+    lines += [
+        "## Subject protocols",
+        "",
+        "What a claim may call on a subject (`proofs_checks/protocols.py`); a claim applies to a subject",
+        "that provides every protocol it requires.",
+        "",
+        "| protocol | call | semantics | claims requiring it |",
+        "|---|---|---|---|",
+    ]
+    for name, (call, meaning) in PROTOCOLS.items():
+        users = sum(name in c.requires for c in claims)
+        lines.append(f"| `{name}` | `{_cell(call)}` | {_cell(meaning)} | {users} |")
+    lines.append("")
     return "\n".join(lines)
 
 

@@ -84,10 +84,16 @@ def hotelling_mean_test(samples: np.ndarray, mean_null: np.ndarray, level: float
     n, p = samples.shape
     if n <= p + 1:
         raise ValueError(f"Hotelling's test needs more samples than dimensions, got N={n}, p={p}")
-    result = test_mvmean(samples, np.asarray(mean_null, dtype=np.float64).reshape(p))
+    mean_null = np.asarray(mean_null, dtype=np.float64).reshape(p)
+    if p == 1:  # statsmodels' covariance degenerates for one column; T² = t² of the one-sample t-test
+        result = stats.ttest_1samp(samples[:, 0], mean_null[0])
+        t2, p_value = float(result.statistic) ** 2, float(result.pvalue)
+    else:
+        result = test_mvmean(samples, mean_null)
+        t2, p_value = float(result.t2), float(result.pvalue)
     return TestResult(
-        statistic=float(result.t2),
-        p_value=float(result.pvalue),
+        statistic=t2,
+        p_value=p_value,
         mde=hotelling_mde(n, p, level),
         mde_unit="Mahalanobis mean shift",
     )

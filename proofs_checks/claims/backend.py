@@ -262,9 +262,19 @@ def _law_ignored(original):
     return two_point_estimate
 
 
-def _one_sided_diff(original):
+def _uncoupled_diff(original):
+    """DIFF whose y-evaluation uses the next direction: the coupling of Alg 2 broken."""
+
     def diff_estimate(loss, x, y, batch, directions, smoothing_radius):
-        return -np.asarray(original(loss, x, y, batch, -np.asarray(directions), smoothing_radius))
+        directions = np.asarray(directions, dtype=np.float64)
+        b, m, d = directions.shape
+        total = np.zeros(d)
+        for i in range(b):
+            for j in range(m):
+                u, v = directions[i, j], directions[i, (j + 1) % m]
+                difference = loss(x + smoothing_radius * u, batch[i]) - loss(y + smoothing_radius * v, batch[i])
+                total += d / smoothing_radius * difference * u
+        return total / (b * m)
 
     return diff_estimate
 
@@ -332,8 +342,8 @@ CLAIMS = [
         "zo_o2nc.backend.diff_estimate", "zo_o2nc", "Alg 2 (DIFF)",
         "The subject's gradient-difference estimator equals the mpmath reference within the float64 error bound.",
         ("diff_estimate",), _check_diff,
-        (mutant("mirrored_directions", "evaluates at x - delta u and y - delta u (a sign slip)",
-                "diff_estimate", _one_sided_diff),
+        (mutant("uncoupled", "y is evaluated along a different direction than x (coupling broken)",
+                "diff_estimate", _uncoupled_diff),
          mutant("float32", "accumulates in float32", "diff_estimate", _float32_result)),
     ),
     _backend_claim(

@@ -134,9 +134,10 @@ def _check_participation_count(subject, ctx):
         top = _floor_log2(n) + 1
         declared = int(subject.max_participation_count(n))
         if declared != top or int(brute.max()) != top:
-            return deterministic(False, statistic=declared, bound=top,
-                                 detail=f"max_participation_count({n}) = {declared}; brute max {brute.max()}; floor(log2 n) + 1 = {top}",
-                                 counterexample=n)
+            return deterministic(
+                False, statistic=declared, bound=top, counterexample=n,
+                detail=f"max_participation_count({n}) = {declared}; brute max {brute.max()}; floor(log2 n) + 1 = {top}",
+            )
         if brute[0] != top or (n >= 2 and int(brute[1:].max()) > top - 1):
             return deterministic(False, detail=f"n={n}: the maximum is not attained only at q = 1", counterexample=n)
     return deterministic(
@@ -270,7 +271,8 @@ def _check_prefix_identity(subject, ctx):
                 return deterministic(False, detail=f"{label}: shape {out.shape} != {(n, WIDTH)}")
             exact, budget = _exact_release(leaves, noise)
             error = np.abs(out - exact)
-            ratio = float(np.max(np.where(budget > 0, error / np.where(budget > 0, budget, 1.0), np.where(error > 0, np.inf, 0.0))))
+            with np.errstate(divide="ignore", invalid="ignore"):  # budget 0 (all terms 0): any error is infinite
+                ratio = float(np.max(np.where(error > 0, error / budget, 0.0)))
             worst = max(worst, ratio)
             if not ratio <= 1.0:
                 t = int(np.argmax(np.max(error - budget, axis=1))) + 1
@@ -449,6 +451,9 @@ def _reused_first_noise(original):
     return tree_aggregate
 
 
+PAPER_MAX_COUNT = mutant("paper_max_count", "max_participation_count = ceil(log2 n) + 1, the paper's count",
+                         "max_participation_count", _paper_max_count)
+
 CLAIMS = [
     Claim(
         id="zo_o2nc.alg5.node_dyadic",
@@ -481,7 +486,7 @@ CLAIMS = [
         mutants=(
             mutant("counts_unused_nodes", "counts the ancestors in the full tree over 2^ceil(log2 n) leaves (nodes b > n)",
                    "participation_count", _counts_unused_nodes),
-            mutant("paper_max_count", "max_participation_count = ceil(log2 n) + 1, the paper's count", "max_participation_count", _paper_max_count),
+            PAPER_MAX_COUNT,
         ),
     ),
     Claim(
@@ -496,7 +501,8 @@ CLAIMS = [
         requires=("tree_node",),
         check=_check_node_count_bound,
         mutants=(
-            mutant("one_node_per_layer", "NODE(t) pads to one entry per layer, ceil(log2 t) + 1 entries", "tree_node", _one_node_per_layer),
+            mutant("one_node_per_layer", "NODE(t) pads to one entry per layer, ceil(log2 t) + 1 entries",
+                   "tree_node", _one_node_per_layer),
         ),
         erratum=True,
     ),
@@ -514,7 +520,7 @@ CLAIMS = [
         requires=("max_participation_count",),
         check=_check_out_count_constant,
         mutants=(
-            mutant("paper_max_count", "max_participation_count = ceil(log2 n) + 1, the paper's count", "max_participation_count", _paper_max_count),
+            PAPER_MAX_COUNT,
         ),
         erratum=True,
     ),
