@@ -20,15 +20,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import integrate
+from scipy import stats as sps
 
 from reference.objectives import CosineSaddle, EffectiveRankQuadratic, Linear, RidgeSum
 from reference.rng import sample_gaussian, sample_sphere
 from reference.smoothing import RIDGE_PROFILES
 
 from ..claim import Claim, Mutant
-from scipy import integrate
-from scipy import stats as sps
-
 from ..stats import bounded_mean_equality_test, bounded_mean_upper_test, hotelling_mean_test
 from ._common import combine, decide, deterministic, mutant
 
@@ -112,7 +111,7 @@ def _check_grad_variance(subject, ctx):
 
     # (a) f(x; z) = <a, x> for every z: E‖GRAD − a‖² = (d−1)‖a‖²/(db); ‖GRAD − a‖ ≤ (d−1)‖a‖.
     d, b, delta = 3, 4, 0.5
-    n = _replicates(ctx, 3000)
+    n = _replicates(ctx, 2500)
     linear = Linear(np.tile(RIDGE_A, (b, 1)))  # b copies of a: no dependence on the sample
     u = sample_sphere(ctx.generator("grad_variance", "linear"), (n, b, d), d)
     grads = _stack(lambda k: subject.two_point_estimate(linear.loss, POINT, linear.data, u[k], delta), n)
@@ -127,7 +126,7 @@ def _check_grad_variance(subject, ctx):
     # (b) ridge population, batches drawn i.i.d. from it: E‖GRAD − ∇F̂_δ(x)‖² ≤ 16dL²/b.
     for d in (1, 3):
         b, lipschitz = 4, 1.0
-        n = _replicates(ctx, 600)
+        n = _replicates(ctx, 500)
         gen = ctx.generator("grad_variance", "ridge", d)
         population = RidgeSum.random(d, 8, gen, lipschitz=lipschitz, profile="capped", tau=0.5, offset_scale=0.5)
         x = POINT[:d]
