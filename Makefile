@@ -16,8 +16,10 @@ $(VENV)/.installed-base: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
+# torch first, pinned, so that opacus (in the compare extra) finds the CPU build and does not pull a CUDA one.
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e '.[test,compare]'
 	touch $@
 
 demo: $(VENV)/.installed-base
@@ -27,8 +29,9 @@ demo: $(VENV)/.installed-base
 test: $(VENV)/.installed-test
 	$(BIN)/python -m pytest
 
-bench: $(VENV)/.installed-base
+bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/bench_estimators.py
+	$(BIN)/python benchmarks/bench_accounting.py
 
 docs: $(VENV)/.installed-base
 	$(BIN)/python -m proofs_checks.catalogue > docs/claims.md

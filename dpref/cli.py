@@ -4,6 +4,8 @@
     dpref claims run    [--paper P] [--kind K] [--id ID] [--subject S ...] [--budget quick|full]
                         [--soak N] [--format F] [--report DIR] [--no-progress]
     dpref check         quick claims on reference and fast; exit 1 on any violation
+    dpref account epsilon|sigma ...   privacy accounting (see dpref/account.py)
+    dpref conform accountants ...     our accountant beside dp_accounting, Opacus, prv_accountant, autodp
 
 Exit codes: 0 all verdicts pass/erratum-confirmed, 1 a claim failed or errored, 2 bad usage.
 """
@@ -17,6 +19,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from dpref import account, conform
 from proofs_checks.claim import BUDGETS, ERRATUM, KINDS, PAPERS, PASS
 from proofs_checks.registry import load_claims, select
 from proofs_checks.report import FORMATS, render, to_records, write_report
@@ -55,6 +58,9 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser.add_argument("--soak", type=int, default=0, metavar="N", help="rerun N times with fresh seeds")
     run_parser.add_argument("--report", default=None, metavar="DIR", help="write csv/json/markdown + manifest")
     run_parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+    account.register(commands)
+    conform.register(commands)
 
     check = commands.add_parser("check", help="quick claims on reference and fast; exit 1 on any violation")
     check.add_argument("--format", default="table", choices=FORMATS)
@@ -131,6 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             subjects = [resolve_subject(s) for s in (args.subject or ["reference", "fast"])]
             claims = select(load_claims(), papers=args.paper, kinds=args.kind, ids=args.ids)
             return _run(claims, subjects, args.budget, args.format, args.report, not args.no_progress, args.soak, command)
+        if args.command == "account":
+            return account.run(args)
+        if args.command == "conform":
+            return conform.run(args)
         if args.command == "check":
             subjects = [resolve_subject("reference"), resolve_subject("fast")]
             return _run(load_claims(), subjects, "quick", args.format, args.report, not args.no_progress, 0, command)

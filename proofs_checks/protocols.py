@@ -99,6 +99,61 @@ PROTOCOLS: dict[str, tuple[str, str]] = {
         "diff_estimate(loss, x, y, batch, directions, smoothing_radius) -> (d,)",
         "zo_o2nc Alg 2 (DIFF): mean_i mean_j (d/delta)(f(x + delta u; z_i) - f(y + delta u; z_i)) u",
     ),
+    # --- accounting (reference.accounting; the library adapters in proofs_checks.adapters) ----
+    "rdp_poisson_gaussian": (
+        "rdp_poisson_gaussian(orders, sampling_probability, noise_multiplier, steps) -> (len(orders),)",
+        "total RDP per order of `steps` Poisson-subsampled Gaussians, remove direction under add/remove "
+        "(as dp_accounting/Opacus compute it); q = 1 gives steps * alpha / (2 z^2)",
+    ),
+    "epsilon_from_rdp": (
+        "epsilon_from_rdp(orders, rdp, delta) -> float",
+        "improved RDP -> (eps, delta) conversion (Balle et al. 2020 Thm 21 / CKS Prop 12) minimised over the given orders",
+    ),
+    "epsilon_poisson_gaussian": (
+        "epsilon_poisson_gaussian(sampling_probability, noise_multiplier, steps, delta) -> float",
+        "the implementation's own end-to-end eps for `steps` Poisson-subsampled Gaussians at delta",
+    ),
+    "gaussian_delta": (
+        "gaussian_delta(epsilon, mu) -> float",
+        "exact Gaussian / mu-GDP privacy profile Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (Balle-Wang 2018 Thm 8)",
+    ),
+    "noise_multiplier_poisson_gaussian": (
+        "noise_multiplier_poisson_gaussian(target_epsilon, delta, sampling_probability, steps) -> float",
+        "noise multiplier z = sigma/Delta calibrated so that the implementation's eps is at most target_epsilon",
+    ),
+    "epsilon_from_zcdp": (
+        "epsilon_from_zcdp(rho, delta) -> float",
+        "optimal RDP-route eps of a rho-zCDP mechanism: min over alpha > 1 of the BBGHS conversion of rho*alpha "
+        "(Canonne-Kamath-Steinke 2020; reference.accounting.conversions)",
+    ),
+    "rdp_tree_aggregation": (
+        "rdp_tree_aggregation(orders, noise_multiplier, steps, restarts=1) -> (len(orders),)",
+        "RDP of tree aggregation: restarts * alpha * (floor(log2 steps) + 1) / (2 z^2) (zo_o2nc Thm 4.3 corrected)",
+    ),
+    "rdp_tree_exact": (
+        "rdp_tree_exact(orders, sensitivities (n,), noise_stds (n,)) -> (len(orders),)",
+        "exact per-record tree RDP alpha/2 * max_q s_q^2 sum_{b <= n, q in N_b} 1/sigma_b^2 (zo_o2nc §5 item 3)",
+    ),
+    "dpzero_lemma22_sigma": (
+        "dpzero_lemma22_sigma(sensitivity, steps, epsilon, delta) -> float",
+        "dpzero Lemma 2.2 as printed: sigma = 2 Delta sqrt(2 T log(e + eps/delta)) / eps (a standard deviation)",
+    ),
+    "zo_o2nc_cor44_sigma": (
+        "zo_o2nc_cor44_sigma(d, lipschitz, T, B1, B2, rho, count_rule='exact') -> float",
+        "zo_o2nc Cor 4.4 tree noise: 'paper_2lnT' sqrt(2 ln T) s_2/rho, or 'exact' with the exact node counts; "
+        "s_1 = 2dL/B1, s_t = 4dL/(B2 T) (reference.accounting.calibration)",
+    ),
+    "spider_sosp_sigma": (
+        "spider_sosp_sigma(rule, *, lipschitz, smoothness, loss_gap, d, n, epsilon, delta, steps=None, "
+        "adjacency='replace_one', tree_scope='global') -> float",
+        "Liu-Talwar Alg 2 tree noise by rule 'gdp_exact', 'thm2.2', 'lemma3.7', 'lemma3.8' or 'thm3.11' (the last "
+        "computed although not private); spider_sosp.md §5 items 6-7",
+    ),
+    "spider_sosp_mu": (
+        "spider_sosp_mu(sigma, *, lipschitz, smoothness, loss_gap, d, n, epsilon, steps=None, adjacency='replace_one', "
+        "tree_scope='global') -> float",
+        "true GDP mu = sbar sqrt(k_adj L) / sigma of Liu-Talwar Alg 2 with tree noise sigma (spider_sosp.md §5 items 3-4)",
+    ),
 }
 
 

@@ -20,6 +20,8 @@ CLAIM_MODULES = (
     "proofs_checks.claims.smoothing",
     "proofs_checks.claims.estimators",
     "proofs_checks.claims.backend",
+    "proofs_checks.claims.accounting",
+    "proofs_checks.claims.accounting_errata",
 )
 
 

@@ -4,6 +4,7 @@
 * ``fast`` — the vectorized twins in ``reference/fast/``; where a protocol has no twin (closed forms
   that are already float64 SciPy calls, the samplers whose float64 path is already vectorized) the
   fast subject uses the reference function, and says so in ``Subject.borrowed``.
+* a library adapter name (``dp_accounting.rdp``, ``opacus.prv``, ...; ``proofs_checks.adapters``).
 * ``module:attr`` or ``path/file.py:attr`` — anything importable: a :class:`Subject`, a module (its attributes named like
   protocols are taken), or a callable, matched to a protocol by its ``__dpref_protocol__`` attribute
   or else by its own name. See ``docs/conformance.md`` for a worked example.
@@ -90,12 +91,16 @@ def _collect(modules: Iterable[str]) -> dict[str, Callable]:
 
 
 def reference_subject() -> Subject:
-    return Subject("reference", _collect(REFERENCE_MODULES), is_reference=True)
+    from .adapters.dpref import reference_implementations  # the accounting protocols (mpmath, as floats)
+
+    return Subject("reference", {**_collect(REFERENCE_MODULES), **reference_implementations()}, is_reference=True)
 
 
 def fast_subject() -> Subject:
-    reference = _collect(REFERENCE_MODULES)
-    fast = _collect(FAST_MODULES)
+    from .adapters.dpref import fast_implementations, reference_implementations
+
+    reference = {**_collect(REFERENCE_MODULES), **reference_implementations()}
+    fast = {**_collect(FAST_MODULES), **fast_implementations()}
     borrowed = [name for name in reference if name not in fast]
     return Subject("fast", {**reference, **fast}, borrowed=borrowed)
 
@@ -131,7 +136,14 @@ def resolve_subject(spec: str) -> Subject:
     if spec == "fast":
         return fast_subject()
     if ":" not in spec:
-        raise SubjectError(f"subject must be 'reference', 'fast' or 'module:attr', got {spec!r}")
+        from .adapters import adapter_names, resolve  # libraries load only when asked for
+
+        if spec in adapter_names():
+            return resolve(spec)
+        raise SubjectError(
+            f"subject must be 'reference', 'fast', a library adapter ({', '.join(adapter_names())}) "
+            f"or 'module:attr', got {spec!r}"
+        )
     module_name, _, attr_path = spec.rpartition(":")
     if not module_name or not attr_path:
         raise SubjectError(f"subject must look like 'module:attr' or 'path/file.py:attr', got {spec!r}")

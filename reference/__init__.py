@@ -9,6 +9,8 @@ Building blocks, one concept per module (DESIGN.md, reference/):
 - ``smoothing``: uniform-ball smoothing facts and closed forms.
 - ``objectives``: test problems with exact (smoothed) gradients.
 - ``estimators``: zeroth-order gradient estimators.
+- ``accounting/``: events and relations, RDP curves, conversions, the exact Gaussian profile,
+  composition and calibration (see docs/accounting.md).
 - ``fast``: the vectorized float64 backend with the same signatures.
 
 Nothing here imports ``proofs_checks`` or ``empirical_dp``.

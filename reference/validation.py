@@ -106,11 +106,14 @@ def check_array(
 ) -> np.ndarray:
     """Coerce ``value`` to an array and check dimension, shape and finiteness.
 
-    Object arrays (mpmath entries) keep their dtype; anything else becomes float64. ``shape`` may use
+    Object arrays and lists holding mpmath numbers keep mpmath (an object array); anything else becomes
+    float64. ``shape`` may use
     ``None`` for an axis of any length.
     """
     if isinstance(value, np.ndarray) and value.dtype == object:
         arr = value
+    elif isinstance(value, (list, tuple)) and any(isinstance(v, mpmath.mpf) for v in np.ravel(np.array(value, dtype=object))):
+        arr = np.array(value, dtype=object)  # keep mpmath precision: never round a list of mpf to float64
     else:
         try:
             arr = np.asarray(value, dtype=np.float64)

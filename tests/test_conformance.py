@@ -1,0 +1,194 @@
+"""Tests of proofs_checks.conformance and ``dpref conform accountants`` (anchors.md (b) item 5).
+
+The flag logic is tested with stand-in subjects whose ε is a known multiple of the truth (so it runs without any
+library); the real libraries are compared on a small grid, and our RDP curve is checked against dp_accounting's
+``RdpAccountant`` order by order (issue 3: "agrees ... to 1e-6 relative on the shared orders").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from proofs_checks import conformance
+from proofs_checks.conformance import (
+    DEFAULT_GRID,
+    RDP_REL_TOL,
+    Grid,
+    GridPoint,
+    conform_accountants,
+    rdp_agreement,
+)
+from proofs_checks.subjects import Subject
+
+pytest.importorskip("reference.accounting.rdp", reason="reference.accounting.rdp not written yet")
+pytest.importorskip("reference.fast.rdp", reason="reference.fast.rdp not written yet")
+
+TINY = Grid(noise_multipliers=(2.0,), sampling_probabilities=(0.01, 1.0), steps=(10,), deltas=(1e-5,))
+
+
+def _exact(z, steps, delta):
+    from reference.accounting import gaussian
+    from reference.precision import working_precision
+
+    with working_precision(40):
+        return float(gaussian.gaussian_epsilon(delta, gaussian.composed_gaussian_mu([z], [steps])))
+
+
+def _fake(monkeypatch, factors: dict[str, float], unavailable: dict[str, str] | None = None):
+    """Stand-in adapters: library ε = factor × our mpmath RDP ε (q < 1) or × the exact ε (q = 1)."""
+
+    def ours(q, z, steps, delta):  # our mpmath RDP ε, from the (cached) curve conformance itself uses
+        return conformance.ours_epsilon(conformance._our_curve(z, q), steps, delta)[0]
+
+    def make(factor, base):
+        def epsilon_poisson_gaussian(q, z, steps, delta):
+            truth = _exact(z, steps, delta) if q == 1 and base == "exact" else ours(q, z, steps, delta)
+            return factor * truth
+
+        return epsilon_poisson_gaussian
+
+    subjects = {
+        name: Subject(name, epsilon_poisson_gaussian=make(factor, "exact" if factor < 1 else "ours"))
+        for name, factor in factors.items()
+    }
+    monkeypatch.setattr(conformance, "adapter_subjects", lambda libraries=None: (subjects, dict(unavailable or {})))
+
+
+def test_default_grid_covers_the_required_values_and_trims_the_slow_libraries():
+    points = DEFAULT_GRID.points()
+    assert {p.sampling_probability for p in points} == {0.001, 0.01, 0.0625, 0.25, 1.0}
+    assert {p.noise_multiplier for p in points} == {0.6, 1.0, 2.0, 5.0, 13.5}
+    assert {p.steps for p in points} == {1, 100, 1000, 10000}
+    assert {p.delta for p in points} == {1e-5, 1e-6}
+    assert len(points) == 200
+    slow = DEFAULT_GRID.slow_points()
+    assert slow < set(points)
+    assert GridPoint(1.0, 0.01, 10000, 1e-5) in slow  # the DP-SGD benchmark point
+    assert any(p.sampling_probability == 1.0 for p in slow)
+
+
+def test_grid_rejects_bad_values():
+    with pytest.raises(ValueError, match="sampling_probabilities"):
+        Grid((1.0,), (0.0,), (1,), (1e-5,))
+    with pytest.raises(ValueError, match="deltas"):
+        Grid((1.0,), (0.5,), (1,), (1.0,))
+    with pytest.raises(ValueError, match="steps"):
+        Grid((1.0,), (0.5,), (0,), (1e-5,))
+
+
+def test_frame_columns_and_our_values(monkeypatch):
+    _fake(monkeypatch, {"dp_accounting.rdp": 1.0})
+    frame = conform_accountants(TINY, progress=False, workers=1)
+    for column in ("noise_multiplier", "sampling_probability", "steps", "delta", "ours_mpmath", "ours_float64",
+                   "exact", "dp_accounting.rdp", "dp_accounting.rdp rel", "unsafe", "loose", "verdict",
+                   "explanation", "notes"):
+        assert column in frame.columns
+    assert len(frame) == 2
+    full = frame[frame["sampling_probability"] == 1.0].iloc[0]
+    sub = frame[frame["sampling_probability"] == 0.01].iloc[0]
+    assert full["exact"] == pytest.approx(_exact(2.0, 10, 1e-5), rel=1e-12)
+    assert full["ours_mpmath"] >= full["exact"]  # RDP is an upper bound on the exact ε
+    assert math.isnan(sub["exact"])
+    assert sub["ours_mpmath"] < full["ours_mpmath"]  # subsampling amplifies privacy
+    assert (frame["float64_rel"].abs() <= 1e-9).all()
+    assert (frame["verdict"] == "ok").all() and (frame["unsafe"] == "").all() and (frame["loose"] == "").all()
+
+
+def test_flags_unsafe_below_exact_and_loose_above_ours(monkeypatch):
+    _fake(monkeypatch, {"opacus.rdp": 0.9, "dp_accounting.pld": 1.5, "dp_accounting.rdp": 1.0 + 1e-3})
+    frame = conform_accountants(TINY, progress=False, workers=1)
+    full = frame[frame["sampling_probability"] == 1.0].iloc[0]
+    sub = frame[frame["sampling_probability"] == 0.01].iloc[0]
+    assert "opacus.rdp" in full["unsafe"] and full["verdict"].startswith("unsafe")
+    assert "below the exact ε" in full["explanation"]
+    assert "opacus.rdp" in sub["unsafe"]  # 0.9 × ours, below our RDP ε on shared orders
+    for row in (full, sub):
+        assert "dp_accounting.pld" in row["loose"] and "dp_accounting.rdp" in row["loose"]
+        assert row["dp_accounting.pld rel"] == pytest.approx(0.5, rel=1e-9)
+
+
+def test_missing_library_appears_as_not_installed(monkeypatch):
+    _fake(monkeypatch, {"dp_accounting.rdp": 1.0}, unavailable={"autodp": "autodp not installed (test)"})
+    frame = conform_accountants(TINY, progress=False, workers=1)
+    assert (frame["autodp"] == "not installed: autodp not installed (test)").all()
+    assert frame["autodp rel"].isna().all()
+    assert frame.attrs["unavailable"] == {"autodp": "autodp not installed (test)"}
+
+
+def test_library_errors_become_notes(monkeypatch):
+    def broken(q, z, steps, delta):
+        raise RuntimeError("Discrete mean differs from continuous mean significantly.")
+
+    subjects = {"opacus.prv": Subject("opacus.prv", epsilon_poisson_gaussian=broken)}
+    monkeypatch.setattr(conformance, "adapter_subjects", lambda libraries=None: (subjects, {}))
+    frame = conform_accountants(TINY, progress=False, workers=1)
+    assert frame["opacus.prv"].isna().all()
+    assert frame["notes"].str.contains("opacus.prv: RuntimeError: Discrete mean").all()
+
+
+# --- real libraries -------------------------------------------------------------------------------------------
+
+
+def test_real_libraries_on_a_small_grid():
+    pytest.importorskip("dp_accounting")
+    frame = conform_accountants(TINY, progress=False, workers=1)
+    assert len(frame) == 2
+    full = frame[frame["sampling_probability"] == 1.0].iloc[0]
+    # At q = 1 the RDP accountants compute the same Gaussian RDP on the same orders: identical ε.
+    assert full["dp_accounting.rdp rel"] == pytest.approx(0, abs=RDP_REL_TOL)
+    assert "dp_accounting.rdp" not in full["unsafe"]
+    if isinstance(full.get("opacus.gdp"), float) and math.isfinite(full["opacus.gdp"]):
+        assert full["opacus.gdp"] > full["exact"]  # CLT μ overstates at q = 1
+    json.dumps(frame.to_dict(orient="records"), default=str)
+
+
+def test_rdp_agrees_with_dp_accounting_on_integer_orders_and_bounds_it_on_fractional_ones():
+    pytest.importorskip("dp_accounting")
+    frame = rdp_agreement(TINY, libraries=("dp_accounting.rdp",), workers=1)  # TINY's curves are cached
+    assert len(frame) == 2 and (frame["status"] == "ok").all()
+    assert (frame["rdp_rel_max_int"] <= RDP_REL_TOL).all()
+    assert (frame["rdp_dropped"] == 0).all()
+    full = frame[frame["sampling_probability"] == 1.0].iloc[0]
+    assert full["rdp_rel_max"] <= 1e-12  # α/(2z²) at every order
+    # At fractional orders dp_accounting adds |C(α, i)| (an upper bound); ours is the exact value, never above it.
+    sub = TINY.points()[0]
+    curve = conformance._our_curve(sub.noise_multiplier, sub.sampling_probability)
+    dpa = conformance.adapter_subjects(["dp_accounting.rdp"])[0]["dp_accounting.rdp"]
+    theirs = dpa.rdp_poisson_gaussian(curve.orders_float, sub.sampling_probability, sub.noise_multiplier, 1)
+    ours = [float(r) for r in curve.rdp_mp]
+    assert all(t >= o * (1 - RDP_REL_TOL) for o, t in zip(ours, theirs, strict=True))
+
+
+def test_dpref_conform_accountants_cli(monkeypatch, capsys, tmp_path):
+    import argparse
+
+    from dpref import conform
+
+    _fake(monkeypatch, {"dp_accounting.rdp": 1.0})
+    monkeypatch.setitem(conform.GRIDS, "small", TINY)
+    parser = argparse.ArgumentParser(prog="dpref")
+    conform.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["conform", "accountants", "--grid", "small", "--format", "json", "--no-progress",
+                              "--workers", "1", "--report", str(tmp_path)])
+    assert conform.run(args) == 0
+    out = capsys.readouterr()
+    records = json.loads(out.out)
+    assert len(records) == 2 and {"ours_mpmath", "dp_accounting.rdp", "verdict"} <= set(records[0])
+    assert "grid points" in out.err
+    assert (tmp_path / "conformance.json").exists() and (tmp_path / "manifest.json").exists()
+    for fmt in ("table", "markdown", "csv"):
+        args = parser.parse_args(["conform", "accountants", "--grid", "small", "--format", fmt, "--no-progress",
+                                  "--workers", "1"])
+        assert conform.run(args) == 0
+        assert "dp_accounting.rdp" in capsys.readouterr().out
+
+
+def test_frame_is_a_dataframe_with_attrs(monkeypatch):
+    _fake(monkeypatch, {})
+    frame = conform_accountants(TINY, progress=False, workers=1)
+    assert isinstance(frame, pd.DataFrame)
+    assert frame.attrs["points"] == 2 and "dp_accounting" in frame.attrs["versions"]
