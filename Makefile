@@ -34,7 +34,7 @@ bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/bench_accounting.py
 
 docs: $(VENV)/.installed-base
-	$(BIN)/python -m proofs_checks.catalogue > docs/claims.md
+	$(BIN)/python -m proofs_checks.catalogue
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
