@@ -65,6 +65,8 @@ def catalogue_markdown() -> str:
 
 def _code_of(protocol: str, subject) -> str:
     fn = getattr(subject, protocol)
+    if getattr(fn, "__dpref_code__", None):  # a protocol-shaped wrapper names the code it runs
+        return f"`{fn.__dpref_code__}`"
     module = getattr(fn, "__module__", "?")
     name = getattr(fn, "__qualname__", getattr(fn, "__name__", protocol))
     return f"`{module}.{name}`"

@@ -169,9 +169,26 @@ def _reference_spider_sosp_mu(sigma, *, lipschitz, smoothness, loss_gap, d, n, e
         ))
 
 
+# What each protocol wrapper runs, for the generated paper maps (proofs_checks.catalogue).
+_REFERENCE_CODE = {
+    "rdp_poisson_gaussian": "reference.accounting.rdp.rdp_poisson_gaussian",
+    "epsilon_from_rdp": "reference.accounting.conversions.epsilon_from_rdp",
+    "epsilon_poisson_gaussian": "reference.accounting.rdp.rdp_poisson_gaussian + conversions.epsilon_from_rdp",
+    "gaussian_delta": "reference.accounting.gaussian.gaussian_delta",
+    "noise_multiplier_poisson_gaussian": "reference.accounting.calibration.calibrate_gaussian_noise",
+    "epsilon_from_zcdp": "reference.accounting.conversions.epsilon_from_zcdp",
+    "rdp_tree_aggregation": "reference.accounting.rdp.rdp_tree_aggregation",
+    "rdp_tree_exact": "reference.accounting.rdp.rdp_tree_exact",
+    "dpzero_lemma22_sigma": "reference.accounting.calibration.dpzero_lemma22_sigma",
+    "zo_o2nc_cor44_sigma": "reference.accounting.calibration.zo_o2nc_cor44_sigma",
+    "spider_sosp_sigma": "reference.accounting.calibration.spider_sosp_sigma",
+    "spider_sosp_mu": "reference.accounting.calibration.spider_sosp_mu",
+}
+
+
 def reference_implementations() -> dict[str, Callable]:
     """The accounting protocols computed by ``reference.accounting`` (mpmath, PRECISION digits) as floats."""
-    return {
+    implementations = {
         "rdp_poisson_gaussian": _reference_rdp_poisson_gaussian,
         "epsilon_from_rdp": _reference_epsilon_from_rdp,
         "epsilon_poisson_gaussian": _reference_epsilon_poisson_gaussian,
@@ -185,6 +202,9 @@ def reference_implementations() -> dict[str, Callable]:
         "spider_sosp_sigma": _reference_spider_sosp_sigma,
         "spider_sosp_mu": _reference_spider_sosp_mu,
     }
+    for name, function in implementations.items():
+        function.__dpref_code__ = _REFERENCE_CODE[name]
+    return implementations
 
 
 # ---------------------------------------------------------------------------------------------------
