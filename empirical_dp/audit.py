@@ -1,0 +1,308 @@
+"""Threshold audits with a disjoint selection split (DESIGN.md, empirical_dp/; anchors.md §6–§7).
+
+Sources:
+- Jagielski, Ullman, Oprea 2020 (NeurIPS) and Nasr et al. 2021 (S&P): draw the mechanism's output on D and D' many
+  times, threshold an attack score, count false positives / false negatives and turn Clopper–Pearson bounds on the
+  two error rates into an ε lower bound (``empirical_dp.bounds``).
+- The Jagielski ``compute_results`` pitfall (anchors.md §7): picking the best threshold on the counted data voids
+  the confidence. Here the threshold is chosen on a SELECT split drawn from streams disjoint from the COUNT split
+  (jax_privacy ``Split(frac)``); the oracle value (best threshold on the counted split itself) is reported for
+  comparison only and is not a bound.
+- Dong, Roth, Su 2022 Def. 2.6 / Cor. 2.13 for the Gaussian-DP μ lower bound and its ε(δ).
+
+Randomness schedule (``Streams(seed)``): the select split draws ``scenario.sample(rng, n_select, which)`` from
+key ("audit", name, "D" | "D'", "select"); count shard j draws ``scenario.sample(rng, n_j, which)`` from
+("audit", name, "D" | "D'", "count", j). Different keys, so the splits are independent and disjoint by
+construction; a shard's result is a ``Counts`` per threshold, and shards add (``merge_counts``), so the counting
+can run serially, on a process pool or on Dask with the same answer.
+
+Decision rule: "D'" iff score > threshold. FP = #{D outputs with score > t}, FN = #{D' outputs with score ≤ t}.
+
+Confidence: the audit reports two bounds, ε_lb (Kairouz–Oh–Viswanath) and the GDP ε_lb. When both enter the
+verdict (Gaussian scenarios, ``scenario.mu`` set) each is computed at 1 − (1 − confidence)/2 (Bonferroni), so a
+"violation" verdict is a false alarm with probability ≤ 1 − confidence. The GDP-derived ε is an ε lower bound only
+against a μ-GDP claim, so for other scenarios it is reported but not used in the verdict, and ε_lb gets the whole
+confidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from reference.rng import Streams
+from reference.validation import check_array, check_int, check_probability, check_real
+
+from .attacks import likelihood_ratio_score
+from .bounds import epsilon_lower_bound, gdp_epsilon, gdp_mu_lower_bound
+from .scenarios import Scenario
+
+__all__ = [
+    "Counts",
+    "merge_counts",
+    "count_errors",
+    "candidate_thresholds",
+    "select_threshold",
+    "draw_scores",
+    "count_shard",
+    "split_sizes",
+    "AuditResult",
+    "audit",
+]
+
+#: Most thresholds tried on a split (quantiles of the pooled scores, dense in both tails).
+MAX_CANDIDATES = 257
+#: Thresholds tried for the GDP μ bound (uniform quantile levels; see ``candidate_thresholds``).
+GDP_CANDIDATES = 33
+#: Fewest pooled select outputs beyond the most extreme candidate threshold.
+TAIL_EVENTS = 50
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Error counts of one threshold test: fp false positives out of ``negatives`` D trials, fn false negatives out
+    of ``positives`` D' trials. Counts from disjoint shards add."""
+
+    fp: int
+    negatives: int
+    fn: int
+    positives: int
+
+    def __post_init__(self):
+        negatives = check_int("negatives", self.negatives, minimum=0)
+        positives = check_int("positives", self.positives, minimum=0)
+        check_int("fp", self.fp, minimum=0, maximum=negatives)
+        check_int("fn", self.fn, minimum=0, maximum=positives)
+
+    def __add__(self, other: "Counts") -> "Counts":
+        if not isinstance(other, Counts):
+            return NotImplemented
+        return Counts(self.fp + other.fp, self.negatives + other.negatives, self.fn + other.fn,
+                      self.positives + other.positives)
+
+
+def merge_counts(counts: Iterable[Counts]) -> Counts:
+    """Sum of shard counts (an empty iterable gives all zeros)."""
+    total = Counts(0, 0, 0, 0)
+    for i, c in enumerate(counts):
+        if not isinstance(c, Counts):
+            raise TypeError(f"counts[{i}] must be a Counts, got {type(c).__name__}")
+        total = total + c
+    return total
+
+
+def _check_scores(name: str, scores) -> np.ndarray:
+    return check_array(name, scores, ndim=1)
+
+
+def count_errors(scores_d, scores_d_prime, threshold) -> Counts:
+    """Counts of the test "D' iff score > threshold" on scores of D outputs and D' outputs."""
+    scores_d = _check_scores("scores_d", scores_d)
+    scores_d_prime = _check_scores("scores_d_prime", scores_d_prime)
+    threshold = check_real("threshold", threshold, allow_inf=True)
+    return Counts(int(np.count_nonzero(scores_d > threshold)), scores_d.size,
+                  int(np.count_nonzero(scores_d_prime <= threshold)), scores_d_prime.size)
+
+
+def candidate_thresholds(scores_d, scores_d_prime, max_candidates=MAX_CANDIDATES, *, tails=True) -> np.ndarray:
+    """Sorted distinct thresholds to try: quantiles of the pooled scores at levels uniform in [0, 1] and, with
+    ``tails``, geometric towards both tails (where the (ε, δ) bound is decided).
+
+    The GDP μ bound is decided in the bulk (for a Gaussian pair every threshold has the same μ and the central
+    ones the smallest variance), so ``select_threshold`` searches it on the uniform levels only: tail candidates
+    there only add noisy contenders whose selection-split luck does not carry over (winner's curse).
+    """
+    pooled = np.concatenate([_check_scores("scores_d", scores_d), _check_scores("scores_d_prime", scores_d_prime)])
+    max_candidates = check_int("max_candidates", max_candidates, minimum=3)
+    if pooled.size == 0:
+        raise ValueError("scores_d and scores_d_prime must not both be empty")
+    if not tails:
+        levels = np.linspace(0, 1, max_candidates)
+    else:
+        third = max(1, max_candidates // 3)
+        # no level below TAIL_EVENTS/n: a threshold beyond the last few select outputs is chosen for luck
+        tail = np.geomspace(min(0.5, TAIL_EVENTS / pooled.size), 0.5, third)
+        levels = np.unique(np.concatenate([np.linspace(0, 1, third), tail, 1 - tail]))
+    return np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
+
+
+def _counts_at(scores_d, scores_d_prime, thresholds) -> list[Counts]:
+    """Counts for every threshold at once (sorted scores + binary search)."""
+    sorted_d, sorted_dp = np.sort(scores_d), np.sort(scores_d_prime)
+    fp = sorted_d.size - np.searchsorted(sorted_d, thresholds, side="right")
+    fn = np.searchsorted(sorted_dp, thresholds, side="right")
+    return [Counts(int(a), sorted_d.size, int(b), sorted_dp.size) for a, b in zip(fp, fn)]
+
+
+def _epsilon_lb(c: Counts, delta: float, confidence: float) -> float:
+    return epsilon_lower_bound(c.fp, c.negatives, c.fn, c.positives, delta, confidence).epsilon_lb
+
+
+def _gdp_mu_lb(c: Counts, confidence: float) -> float:
+    return gdp_mu_lower_bound(c.fp, c.negatives, c.fn, c.positives, confidence).mu_lb
+
+
+def select_threshold(scores_d, scores_d_prime, objective: str, *, delta, confidence) -> tuple[float, float]:
+    """The candidate threshold maximising ``objective`` ("epsilon": ε_lb, "gdp_mu": μ_lb) on the given scores, and
+    that maximum. The first maximiser (smallest threshold) wins ties. Call it on the SELECT split only; on the
+    counted split the maximum is the oracle value, not a bound."""
+    if objective not in ("epsilon", "gdp_mu"):
+        raise ValueError(f"objective must be 'epsilon' or 'gdp_mu', got {objective!r}")
+    scores_d = _check_scores("scores_d", scores_d)
+    scores_d_prime = _check_scores("scores_d_prime", scores_d_prime)
+    if scores_d.size == 0 or scores_d_prime.size == 0:
+        raise ValueError("scores_d and scores_d_prime must be non-empty")
+    if objective == "epsilon":
+        thresholds = candidate_thresholds(scores_d, scores_d_prime)
+    else:
+        thresholds = candidate_thresholds(scores_d, scores_d_prime, GDP_CANDIDATES, tails=False)
+    counts = _counts_at(scores_d, scores_d_prime, thresholds)
+    if objective == "epsilon":
+        values = [_epsilon_lb(c, delta, confidence) for c in counts]
+    else:
+        values = [_gdp_mu_lb(c, confidence) for c in counts]
+    best = int(np.argmax(values))
+    return float(thresholds[best]), float(values[best])
+
+
+def draw_scores(scenario: Scenario, attack: Callable, trials, *, seed, split: str, shard=None):
+    """Scores of ``trials`` outputs on D and on D' from the keys ("audit", name, "D" | "D'", split[, shard])."""
+    trials = check_int("trials", trials, minimum=0)
+    if split not in ("select", "count"):
+        raise ValueError(f"split must be 'select' or 'count', got {split!r}")
+    streams = Streams(seed)
+    suffix = () if shard is None else (check_int("shard", shard, minimum=0),)
+    out = []
+    for which, label in ((0, "D"), (1, "D'")):
+        rng = streams.generator("audit", scenario.name, label, split, *suffix)
+        scores = np.asarray(attack(scenario.sample(rng, trials, which)), dtype=np.float64)
+        if scores.shape != (trials,):
+            raise ValueError(f"attack must map (trials, k) outputs to (trials,) scores, got shape {scores.shape}")
+        if not np.all(np.isfinite(scores)):
+            raise ValueError("attack returned non-finite scores")
+        out.append(scores)
+    return out[0], out[1]
+
+
+def count_shard(scenario: Scenario, attack: Callable, thresholds, trials, *, seed, shard) -> tuple[Counts, ...]:
+    """The unit of work: draw shard ``shard`` of the COUNT split (``trials`` per dataset) and return one ``Counts``
+    per threshold. Pure function of its arguments, so shards run anywhere and ``merge_counts`` adds them."""
+    thresholds = check_array("thresholds", thresholds, ndim=1)
+    scores_d, scores_d_prime = draw_scores(scenario, attack, trials, seed=seed, split="count", shard=shard)
+    return tuple(count_errors(scores_d, scores_d_prime, t) for t in thresholds)
+
+
+def split_sizes(trials, threshold_fraction, shards=1) -> tuple[int, list[int]]:
+    """(select trials, count trials per shard): select = round(fraction·trials), clamped so both splits are
+    non-empty; the count split is divided as evenly as possible over the shards."""
+    trials = check_int("trials", trials, minimum=2)
+    threshold_fraction = check_probability("threshold_fraction", threshold_fraction)
+    shards = check_int("shards", shards, minimum=1)
+    select = min(trials - 1, max(1, round(threshold_fraction * trials)))
+    count = trials - select
+    if shards > count:
+        raise ValueError(f"shards must be <= the count split size {count}, got {shards}")
+    base, extra = divmod(count, shards)
+    return select, [base + (1 if j < extra else 0) for j in range(shards)]
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """Outcome of ``audit``.
+
+    scenario: name; trials: outputs drawn per dataset (select + count); select_trials / count_trials: split sizes;
+    epsilon_lb: certified ε lower bound (Kairouz–Oh–Viswanath) from ``threshold`` and ``counts``; gdp_mu_lb /
+    gdp_epsilon_lb: certified μ lower bound and its ε at δ, from ``gdp_threshold`` and ``gdp_counts``;
+    claimed_epsilon / tight_epsilon / delta: from the scenario; verdict: "violation" or "consistent";
+    tightness: epsilon_lb / tight_epsilon (None if unknown or 0); gdp_tightness: likewise for gdp_epsilon_lb;
+    oracle_epsilon_lb: the best ε_lb over thresholds picked on the counted split itself (report only — NOT a valid
+    bound); bound_confidence: the confidence each bound was computed at.
+    """
+
+    scenario: str
+    trials: int
+    select_trials: int
+    count_trials: int
+    seed: int
+    shards: int
+    confidence: float
+    bound_confidence: float
+    delta: float
+    epsilon_lb: float
+    gdp_mu_lb: float
+    gdp_epsilon_lb: float
+    claimed_epsilon: float
+    tight_epsilon: float | None
+    verdict: str
+    tightness: float | None
+    gdp_tightness: float | None
+    threshold: float
+    counts: Counts
+    gdp_threshold: float
+    gdp_counts: Counts
+    oracle_epsilon_lb: float
+
+
+def _ratio(value: float, reference: float | None) -> float | None:
+    return None if reference is None or reference == 0 else value / reference
+
+
+def audit(scenario: Scenario, trials, *, seed, attack=None, confidence=0.95, threshold_fraction=0.2,
+          shards=1) -> AuditResult:
+    """Audit ``scenario`` with ``trials`` outputs per dataset (module docstring for splits, keys and confidence).
+
+    attack: score function outputs (trials, k) → (trials,) (default: the scenario's likelihood ratio);
+    confidence: joint confidence of the verdict, in (0.5, 1); threshold_fraction: share of the trials in the
+    SELECT split; shards: number of COUNT shards (each its own stream key; results merged).
+    """
+    if not isinstance(scenario, Scenario):
+        raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
+    trials = check_int("trials", trials, minimum=2)
+    seed = check_int("seed", seed, minimum=0)
+    confidence = check_real("confidence", confidence)
+    if not 0.5 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0.5, 1), got {confidence}")
+    select_trials, shard_sizes = split_sizes(trials, threshold_fraction, shards)
+    if attack is None:
+        attack = likelihood_ratio_score(scenario)
+    elif not callable(attack):
+        raise TypeError(f"attack must be callable, got {type(attack).__name__}")
+    delta = scenario.delta
+    use_gdp = scenario.mu is not None
+    bound_confidence = 1 - (1 - confidence) / 2 if use_gdp else confidence
+
+    # SELECT split: thresholds fixed before the counted outputs are drawn.
+    select_d, select_dp = draw_scores(scenario, attack, select_trials, seed=seed, split="select")
+    threshold, _ = select_threshold(select_d, select_dp, "epsilon", delta=delta, confidence=bound_confidence)
+    gdp_threshold, _ = select_threshold(select_d, select_dp, "gdp_mu", delta=delta, confidence=bound_confidence)
+
+    # COUNT split, shard by shard (the scores are kept only for the oracle comparison).
+    shard_counts, count_d, count_dp = [], [], []
+    for j, size in enumerate(shard_sizes):
+        scores_d, scores_dp = draw_scores(scenario, attack, size, seed=seed, split="count", shard=j)
+        shard_counts.append((count_errors(scores_d, scores_dp, threshold),
+                             count_errors(scores_d, scores_dp, gdp_threshold)))
+        count_d.append(scores_d)
+        count_dp.append(scores_dp)
+    counts = merge_counts(c for c, _ in shard_counts)
+    gdp_counts = merge_counts(g for _, g in shard_counts)
+
+    epsilon_lb = _epsilon_lb(counts, delta, bound_confidence)
+    gdp_mu_lb = _gdp_mu_lb(gdp_counts, bound_confidence)
+    gdp_epsilon_lb = gdp_epsilon(gdp_mu_lb, delta) if delta > 0 else 0.0
+    _, oracle_epsilon_lb = select_threshold(np.concatenate(count_d), np.concatenate(count_dp), "epsilon",
+                                            delta=delta, confidence=bound_confidence)
+
+    claimed = scenario.claimed_epsilon
+    violated = epsilon_lb > claimed or (use_gdp and gdp_epsilon_lb > claimed)
+    return AuditResult(
+        scenario=scenario.name, trials=trials, select_trials=select_trials, count_trials=sum(shard_sizes),
+        seed=seed, shards=len(shard_sizes), confidence=confidence, bound_confidence=bound_confidence, delta=delta,
+        epsilon_lb=epsilon_lb, gdp_mu_lb=gdp_mu_lb, gdp_epsilon_lb=gdp_epsilon_lb, claimed_epsilon=claimed,
+        tight_epsilon=scenario.tight_epsilon, verdict="violation" if violated else "consistent",
+        tightness=_ratio(epsilon_lb, scenario.tight_epsilon), gdp_tightness=_ratio(gdp_epsilon_lb, scenario.tight_epsilon),
+        threshold=threshold, counts=counts, gdp_threshold=gdp_threshold, gdp_counts=gdp_counts,
+        oracle_epsilon_lb=oracle_epsilon_lb,
+    )

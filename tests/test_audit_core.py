@@ -1,0 +1,243 @@
+"""Tests for empirical_dp.scenarios, attacks and audit (threshold on a disjoint split, mergeable shard counts)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.integrate import quad
+from scipy.stats import norm
+
+from empirical_dp.attacks import likelihood_ratio_score, logistic_score, projection_score
+from empirical_dp.audit import (
+    Counts,
+    audit,
+    count_errors,
+    count_shard,
+    draw_scores,
+    merge_counts,
+    select_threshold,
+    split_sizes,
+)
+from empirical_dp.scenarios import (
+    SCENARIOS,
+    gaussian_scenario,
+    poisson_gaussian_delta,
+    poisson_gaussian_scenario,
+)
+from reference.rng import Streams
+
+GAUSSIAN = SCENARIOS["gaussian"]
+
+
+def _closed_form_gaussian_delta(epsilon, mu):
+    """Balle–Wang / Dong–Roth–Su Cor. 2.13, computed independently with scipy."""
+    return norm.cdf(-epsilon / mu + mu / 2) - math.exp(epsilon) * norm.cdf(-epsilon / mu - mu / 2)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Scenarios
+
+
+def test_gaussian_builtin_has_tight_epsilon_one_at_delta_1e5():
+    assert GAUSSIAN.delta == 1e-5
+    assert GAUSSIAN.tight_epsilon == pytest.approx(1.0, abs=1e-12)
+    assert GAUSSIAN.claimed_epsilon == GAUSSIAN.tight_epsilon
+    assert _closed_form_gaussian_delta(1.0, GAUSSIAN.mu) == pytest.approx(1e-5, rel=1e-9)
+
+
+@pytest.mark.parametrize("sensitivity,noise_std,dimension", [(1.0, 2.0, 1), (2.0, 3.0, 4), (0.5, 0.25, 3)])
+def test_gaussian_scenario_tight_epsilon_solves_the_exact_profile(sensitivity, noise_std, dimension):
+    s = gaussian_scenario(sensitivity, noise_std, dimension, 1e-6)
+    assert s.mu == pytest.approx(sensitivity / noise_std, rel=1e-15)
+    assert _closed_form_gaussian_delta(s.tight_epsilon, s.mu) == pytest.approx(1e-6, rel=1e-8)
+
+
+def test_gaussian_scenario_samples_and_log_likelihood_ratio():
+    s = gaussian_scenario(2.0, 0.5, 4)
+    rng = np.random.default_rng(0)
+    a, b = s.sample(rng, 50_000, 0), s.sample(rng, 50_000, 1)
+    assert a.shape == b.shape == (50_000, 4)
+    shift = np.full(4, 1.0)  # Δ/√k = 2/2 per coordinate
+    assert np.allclose(b.mean(axis=0) - a.mean(axis=0), shift, atol=0.02)
+    assert np.allclose(a.std(axis=0), 0.5, atol=0.01)
+    x = rng.standard_normal((5, 4))
+    # closed form: log N(x; s, σ²I) − log N(x; 0, σ²I)
+    expected = (np.sum(x**2, axis=1) - np.sum((x - shift) ** 2, axis=1)) / (2 * 0.25)
+    assert np.allclose(s.log_likelihood_ratio(x), expected, rtol=1e-13, atol=1e-13)
+
+
+@pytest.mark.parametrize("epsilon", [0.05, 0.2, 0.6])
+def test_poisson_gaussian_delta_matches_quadrature(epsilon):
+    q, sigma = 0.01, 1.0
+    p = lambda x: (1 - q) * norm.pdf(x, 0, sigma) + q * norm.pdf(x, 1, sigma)  # noqa: E731
+    forward = quad(lambda x: max(p(x) - math.exp(epsilon) * norm.pdf(x, 0, sigma), 0.0), -30, 30,
+                   points=[0, 1, 5], limit=500, epsabs=1e-14)[0]
+    backward = quad(lambda x: max(norm.pdf(x, 0, sigma) - math.exp(epsilon) * p(x), 0.0), -30, 30,
+                    points=[0, 1, 5], limit=500, epsabs=1e-14)[0]
+    assert poisson_gaussian_delta(epsilon, q, sigma) == pytest.approx(max(forward, backward), rel=1e-4)
+
+
+def test_poisson_gaussian_scenario_claim_dominates_tight_and_lr_is_closed_form():
+    s = poisson_gaussian_scenario(0.05, 2.0)
+    assert 0 < s.tight_epsilon <= s.claimed_epsilon
+    assert poisson_gaussian_delta(s.tight_epsilon, 0.05, 2.0) <= s.delta
+    assert poisson_gaussian_delta(s.tight_epsilon * (1 - 1e-6), 0.05, 2.0) > s.delta
+    x = np.array([[-1.0], [0.5], [3.0]])
+    dens = 0.95 * norm.pdf(x[:, 0], 0, 2.0) + 0.05 * norm.pdf(x[:, 0], 1, 2.0)
+    assert np.allclose(s.log_likelihood_ratio(x), np.log(dens / norm.pdf(x[:, 0], 0, 2.0)), rtol=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Attacks
+
+
+def test_likelihood_ratio_and_projection_scores():
+    s = gaussian_scenario(1.0, 1.0, 2)
+    x = np.array([[1.0, 2.0], [0.0, -1.0]])
+    assert np.allclose(likelihood_ratio_score(s)(x), s.log_likelihood_ratio(x))
+    assert np.allclose(projection_score([1.0, -1.0])(x), [-1.0, 1.0])
+    with pytest.raises(ValueError, match="outputs"):
+        projection_score([1.0, 0.0])(np.ones((3, 3)))
+    with pytest.raises(ValueError, match="direction"):
+        projection_score([0.0, 0.0])
+
+
+def test_logistic_score_learns_the_shift_direction():
+    s = gaussian_scenario(3.0, 1.0, 3)
+    rng = np.random.default_rng(1)
+    score = logistic_score(s.sample(rng, 4000, 0), s.sample(rng, 4000, 1))
+    # population logit is the LLR: slope Δ/(√k σ²) = √3 per coordinate, intercept −Δ²/(2σ²) = −4.5
+    slope = score(np.eye(3)) - score(np.zeros((1, 3)))
+    assert np.allclose(slope, math.sqrt(3), atol=0.2)
+    assert score(np.zeros((1, 3)))[0] == pytest.approx(-4.5, abs=0.4)
+    with pytest.raises(ValueError, match="train_b"):
+        logistic_score(np.ones((5, 2)), np.ones((5, 3)))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Counts and splits
+
+
+def test_count_errors_small_example():
+    c = count_errors([0.0, 1.0, 2.0, 3.0], [1.0, 2.5, 4.0], 1.0)
+    assert c == Counts(fp=2, negatives=4, fn=1, positives=3)  # D' iff score > 1
+
+
+@given(st.lists(st.tuples(st.integers(0, 50), st.integers(0, 50), st.integers(0, 50), st.integers(0, 50)),
+                max_size=6))
+def test_merge_counts_is_the_componentwise_sum(rows):
+    counts = [Counts(min(a, b), b, min(c, d), d) for a, b, c, d in rows]
+    total = merge_counts(counts)
+    assert total == Counts(sum(x.fp for x in counts), sum(x.negatives for x in counts),
+                           sum(x.fn for x in counts), sum(x.positives for x in counts))
+
+
+def test_split_sizes():
+    assert split_sizes(1000, 0.2, 3) == (200, [267, 267, 266])
+    assert split_sizes(2, 0.01) == (1, [1])
+
+
+def test_threshold_split_is_disjoint_from_counted_split_by_construction():
+    seed, n = 3, 2000
+    streams = Streams(seed)
+    keys = [streams.seed_sequence("audit", GAUSSIAN.name, label, *split).spawn_key
+            for label in ("D", "D'") for split in (("select",), ("count", 0), ("count", 1))]
+    assert len(set(keys)) == len(keys) == 6  # select, count shard 0 and shard 1 never share a stream
+    score = likelihood_ratio_score(GAUSSIAN)
+    sel_d, sel_dp = draw_scores(GAUSSIAN, score, 400, seed=seed, split="select")
+    cnt_d, cnt_dp = draw_scores(GAUSSIAN, score, 1600, seed=seed, split="count", shard=0)
+    assert not set(sel_d) & set(cnt_d) and not set(sel_dp) & set(cnt_dp)
+    result = audit(GAUSSIAN, n, seed=seed, threshold_fraction=0.2)
+    # the threshold is a function of the select draws only, the counts of the count draws only
+    threshold, _ = select_threshold(sel_d, sel_dp, "epsilon", delta=GAUSSIAN.delta,
+                                    confidence=result.bound_confidence)
+    assert result.threshold == threshold
+    assert result.counts == count_errors(cnt_d, cnt_dp, threshold)
+    assert (result.select_trials, result.count_trials) == (400, 1600)
+
+
+def test_shards_merge_to_the_audit_counts_and_the_run_is_reproducible():
+    a = audit(GAUSSIAN, 3000, seed=11, shards=3)
+    assert a == audit(GAUSSIAN, 3000, seed=11, shards=3)
+    assert a != audit(GAUSSIAN, 3000, seed=12, shards=3)
+    score = likelihood_ratio_score(GAUSSIAN)
+    _, sizes = split_sizes(3000, 0.2, 3)
+    parts = [count_shard(GAUSSIAN, score, [a.threshold, a.gdp_threshold], m, seed=11, shard=j)
+             for j, m in enumerate(sizes)]
+    assert merge_counts(p[0] for p in parts) == a.counts
+    assert merge_counts(p[1] for p in parts) == a.gdp_counts
+    assert a.counts.negatives == a.counts.positives == 2400
+
+
+# ---------------------------------------------------------------------------------------------------
+# Audits
+
+
+def test_gaussian_audit_200k_is_sound_and_nearly_tight():
+    r = audit(GAUSSIAN, 200_000, seed=2026)
+    # a valid lower bound never exceeds the truth (holds with prob ≥ 0.95; this seed is fixed)
+    assert r.epsilon_lb <= r.tight_epsilon
+    assert r.gdp_mu_lb <= GAUSSIAN.mu
+    assert r.gdp_epsilon_lb <= r.tight_epsilon
+    assert r.verdict == "consistent"
+    assert r.gdp_epsilon_lb >= 0.9
+    assert r.epsilon_lb > 0.3
+    assert r.tightness == r.epsilon_lb / r.tight_epsilon
+    assert r.bound_confidence == pytest.approx(0.975)
+
+
+def test_planted_noise_halved_is_flagged():
+    correct = GAUSSIAN
+    halved = gaussian_scenario(1.0, 0.5 / correct.mu, 1, correct.delta, claimed_epsilon=correct.claimed_epsilon,
+                               name="gaussian_noise_halved")
+    assert halved.tight_epsilon > 2 * correct.tight_epsilon
+    r = audit(halved, 20_000, seed=5)
+    assert r.verdict == "violation"
+    assert max(r.epsilon_lb, r.gdp_epsilon_lb) > correct.claimed_epsilon
+    assert r.gdp_epsilon_lb <= halved.tight_epsilon
+
+
+def test_poisson_gaussian_audit_is_consistent_and_sound():
+    s = SCENARIOS["poisson_gaussian"]
+    r = audit(s, 100_000, seed=7)
+    assert r.verdict == "consistent"
+    assert r.epsilon_lb <= s.tight_epsilon
+    assert r.bound_confidence == 0.95  # GDP value not used in the verdict: whole confidence to ε_lb
+
+
+# ---------------------------------------------------------------------------------------------------
+# Validation
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: gaussian_scenario(noise_std=0.0), "noise_std"),
+    (lambda: gaussian_scenario(sensitivity=-1.0), "sensitivity"),
+    (lambda: gaussian_scenario(dimension=0), "dimension"),
+    (lambda: gaussian_scenario(delta=1.0), "delta"),
+    (lambda: poisson_gaussian_scenario(0.0, 1.0), "q"),
+    (lambda: poisson_gaussian_scenario(0.1, math.nan), "noise_std"),
+    (lambda: GAUSSIAN.sample(np.random.default_rng(0), 3, 2), "which"),
+    (lambda: audit(GAUSSIAN, 1, seed=0), "trials"),
+    (lambda: audit(GAUSSIAN, 100, seed=-1), "seed"),
+    (lambda: audit(GAUSSIAN, 100, seed=0, confidence=0.4), "confidence"),
+    (lambda: audit(GAUSSIAN, 100, seed=0, threshold_fraction=1.5), "threshold_fraction"),
+    (lambda: audit(GAUSSIAN, 100, seed=0, shards=0), "shards"),
+    (lambda: Counts(fp=5, negatives=3, fn=0, positives=1), "fp"),
+    (lambda: count_errors([0.0], [1.0], math.nan), "threshold"),
+])
+def test_validation_errors_name_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_type_errors():
+    with pytest.raises(TypeError, match="scenario"):
+        audit("gaussian", 100, seed=0)
+    with pytest.raises(TypeError, match="rng"):
+        GAUSSIAN.sample(0, 3, 0)
+    with pytest.raises(TypeError, match="attack"):
+        audit(GAUSSIAN, 100, seed=0, attack=3)
