@@ -1,0 +1,274 @@
+"""Sharded audit counting on a chosen executor (DESIGN.md, empirical_dp/ "executors"; audit module docstring).
+
+Trials are sharded: a run returns mergeable counts, so it runs serially, on a local process pool, or on a Dask
+cluster unchanged. Shard j draws its outputs from the stream key ("audit", name, "D" | "D'", "count", j)
+(``empirical_dp.audit.count_shard``), so a shard's counts depend only on (seed, j, its size) and never on where or
+in which order it ran: every executor returns the same merged counts for the same seed.
+
+Executors:
+- ``"serial"``: a plain loop in this process.
+- ``"local"``: ``concurrent.futures.ProcessPoolExecutor`` with ``workers`` processes (default: all cores).
+- ``"dask://HOST:PORT"``: a ``dask.distributed.Client`` connected to ``tcp://HOST:PORT`` for this call, or an
+  existing ``dask.distributed.Client`` (left open).
+
+What crosses to a worker: built-in scenarios travel by NAME (``scenarios.SCENARIOS``) and are rebuilt there,
+because a ``Scenario`` holds closures (``sample``, ``log_likelihood_ratio``) that the standard pickle of a process
+pool cannot send. An external scenario is named ``"module:attr"`` (an importable module attribute holding a
+``Scenario``); that works on every executor. A ``Scenario`` object that is not a built-in runs serially, and on
+Dask (cloudpickle sends closures); the process pool raises TypeError for it. ``attack=None`` means the scenario's
+likelihood-ratio score, built in the worker; an explicit attack must be picklable (a module-level function) for
+the process pool.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pickle
+import re
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from reference.validation import check_array, check_int, check_real
+
+from .attacks import likelihood_ratio_score
+from .audit import (
+    AuditResult,
+    Counts,
+    candidate_thresholds,
+    count_errors,
+    count_shard,
+    draw_scores,
+    merge_counts,
+    select_threshold,
+    split_sizes,
+)
+from .bounds import epsilon_lower_bound, gdp_epsilon, gdp_mu_lower_bound
+from .scenarios import SCENARIOS, Scenario
+
+__all__ = ["resolve_scenario", "run_shards", "audit_sharded"]
+
+_DASK_ADDRESS = re.compile(r"^dask://([^/:\s]+):(\d{1,5})$")
+
+
+def resolve_scenario(scenario) -> Scenario:
+    """The ``Scenario`` named by ``scenario``: a ``Scenario`` itself, a built-in name (key of ``SCENARIOS``), or
+    ``"module:attr"`` (attr may be dotted) naming an importable module attribute that holds a ``Scenario``."""
+    if isinstance(scenario, Scenario):
+        return scenario
+    if not isinstance(scenario, str):
+        raise TypeError(f"scenario must be a Scenario or a name, got {type(scenario).__name__}")
+    if scenario in SCENARIOS:
+        return SCENARIOS[scenario]
+    if ":" not in scenario:
+        raise ValueError(f"scenario must be one of {sorted(SCENARIOS)} or 'module:attr', got {scenario!r}")
+    module_name, _, attr = scenario.partition(":")
+    value = importlib.import_module(module_name)
+    for part in attr.split("."):
+        value = getattr(value, part)
+    if not isinstance(value, Scenario):
+        raise TypeError(f"scenario {scenario!r} must name a Scenario, got {type(value).__name__}")
+    return value
+
+
+def _shard_task(scenario_spec, attack, thresholds, trials, seed, shard, keep_scores=False):
+    """Worker entry point (module level, so a process pool can pickle it): rebuild the scenario, count one shard.
+    With ``keep_scores`` also return the shard's scores (for ``audit_sharded``'s exact oracle)."""
+    scenario = resolve_scenario(scenario_spec)
+    if attack is None:
+        attack = likelihood_ratio_score(scenario)
+    if not keep_scores:
+        return count_shard(scenario, attack, thresholds, trials, seed=seed, shard=shard)
+    scores_d, scores_dp = draw_scores(scenario, attack, trials, seed=seed, split="count", shard=shard)
+    return tuple(count_errors(scores_d, scores_dp, t) for t in thresholds), scores_d, scores_dp
+
+
+def _check_executor(executor, workers):
+    """Normalise ``executor`` to "serial", "local", ("dask", address) or ("client", Client)."""
+    if isinstance(executor, str):
+        if executor in ("serial", "local"):
+            kind = executor
+        else:
+            match = _DASK_ADDRESS.match(executor)
+            if match is None or not 0 < int(match.group(2)) < 65536:
+                raise ValueError(f"executor must be 'serial', 'local', 'dask://HOST:PORT' or a dask.distributed."
+                                 f"Client, got {executor!r}")
+            kind = ("dask", f"tcp://{match.group(1)}:{match.group(2)}")
+    else:
+        try:
+            from distributed import Client
+        except ImportError:  # without Dask nothing else can be a client
+            Client = ()
+        if not (Client and isinstance(executor, Client)):
+            raise ValueError(f"executor must be 'serial', 'local', 'dask://HOST:PORT' or a dask.distributed.Client, "
+                             f"got {type(executor).__name__}")
+        kind = ("client", executor)
+    if workers is not None:
+        if kind != "local":
+            raise ValueError(f"workers applies only to executor='local', got workers={workers!r}")
+        workers = check_int("workers", workers, minimum=1)
+    return kind, workers
+
+
+def _wire_scenario(scenario, kind):
+    """What to send to workers for ``scenario``: the built-in name when it is one, else the spec as given."""
+    if isinstance(scenario, Scenario):
+        if SCENARIOS.get(scenario.name) is scenario:
+            return scenario.name
+        if kind == "local":
+            raise TypeError(f"scenario {scenario.name!r} is a Scenario object, which a process pool cannot pickle; "
+                            "pass a built-in name or an importable 'module:attr' name")
+        return scenario
+    resolve_scenario(scenario)  # fail here, not in a worker
+    return scenario
+
+
+def _check_attack(attack, kind):
+    if attack is None:
+        return None
+    if not callable(attack):
+        raise TypeError(f"attack must be callable or None, got {type(attack).__name__}")
+    if kind == "local":
+        try:
+            pickle.dumps(attack)
+        except (pickle.PicklingError, AttributeError, TypeError) as error:
+            raise TypeError("attack must be picklable (a module-level function) for executor='local'") from error
+    return attack
+
+
+def _map_shards(scenario, attack, thresholds, sizes, *, seed, executor, workers, progress, keep_scores):
+    """Results of ``_shard_task`` for shards 0 … len(sizes)−1, in shard order, on the chosen executor."""
+    kind, workers = _check_executor(executor, workers)
+    scenario_spec = _wire_scenario(scenario, kind)
+    attack = _check_attack(attack, kind)
+    jobs = [(scenario_spec, attack, thresholds, size, seed, j, keep_scores) for j, size in enumerate(sizes)]
+    bar = tqdm(total=len(jobs), desc="shards", unit="shard", disable=not progress)
+    results = [None] * len(jobs)
+    try:
+        if kind == "serial":
+            for j, job in enumerate(jobs):
+                results[j] = _shard_task(*job)
+                bar.update()
+        elif kind == "local":
+            with ProcessPoolExecutor(max_workers=workers or os.cpu_count()) as pool:
+                futures = {pool.submit(_shard_task, *job): j for j, job in enumerate(jobs)}
+                for future in as_completed(futures):
+                    results[futures[future]] = future.result()
+                    bar.update()
+        else:
+            from distributed import Client
+            from distributed import as_completed as dask_as_completed
+
+            client = Client(kind[1]) if kind[0] == "dask" else kind[1]
+            try:
+                futures = [client.submit(_shard_task, *job, pure=False) for job in jobs]
+                index = {future.key: j for j, future in enumerate(futures)}
+                for future in dask_as_completed(futures):
+                    results[index[future.key]] = future.result()
+                    bar.update()
+            finally:
+                if kind[0] == "dask":
+                    client.close()
+    finally:
+        bar.close()
+    return results
+
+
+def _check_sizes(trials_per_shard, shards) -> list[int]:
+    shards = check_int("shards", shards, minimum=1)
+    if isinstance(trials_per_shard, Sequence) and not isinstance(trials_per_shard, str):
+        if len(trials_per_shard) != shards:
+            raise ValueError(f"trials_per_shard must have length shards={shards}, got {len(trials_per_shard)}")
+        return [check_int(f"trials_per_shard[{j}]", n, minimum=0) for j, n in enumerate(trials_per_shard)]
+    return [check_int("trials_per_shard", trials_per_shard, minimum=0)] * shards
+
+
+def run_shards(scenario, attack: Callable | None, thresholds, trials_per_shard, *, seed, shards, executor="serial",
+               workers=None, progress=False) -> tuple[Counts, ...]:
+    """Count shards 0 … shards−1 of the COUNT split on ``executor`` and merge them: one ``Counts`` per threshold.
+
+    scenario: a ``Scenario``, a built-in name or ``"module:attr"`` (module docstring); attack: score function, or
+    None for the scenario's likelihood ratio; thresholds: 1-d array; trials_per_shard: outputs per dataset in each
+    shard (an int, or one int per shard); executor: "serial" | "local" | "dask://HOST:PORT" | a Dask Client;
+    workers: process-pool size for "local" (default all cores); progress: show a tqdm bar over shards.
+    The result is the same for every executor (shards are keyed by index and merged in index order).
+    """
+    seed = check_int("seed", seed, minimum=0)
+    sizes = _check_sizes(trials_per_shard, shards)
+    thresholds = np.asarray(check_array("thresholds", thresholds, ndim=1), dtype=np.float64)
+    per_shard = _map_shards(scenario, attack, thresholds, sizes, seed=seed, executor=executor, workers=workers,
+                            progress=progress, keep_scores=False)
+    return tuple(merge_counts(shard[i] for shard in per_shard) for i in range(thresholds.size))
+
+
+def _ratio(value: float, reference: float | None) -> float | None:
+    return None if reference is None or reference == 0 else value / reference
+
+
+def audit_sharded(scenario, trials, *, seed, shards, executor="serial", workers=None, attack=None, confidence=0.95,
+                  threshold_fraction=0.2, exact_oracle=True, progress=False) -> AuditResult:
+    """``empirical_dp.audit.audit`` with the COUNT shards run on ``executor`` (``run_shards``).
+
+    The thresholds are selected serially on the SELECT split, exactly as ``audit`` does; with ``exact_oracle`` the
+    shards also return their scores so ``oracle_epsilon_lb`` is the best ε_lb over ``candidate_thresholds`` of the
+    pooled counted scores, and the result equals ``audit(..., shards=shards)`` field for field. With
+    ``exact_oracle=False`` only counts come back (memory independent of ``trials``) and ``oracle_epsilon_lb`` is
+    the best ε_lb on the counted split over the SELECT split's candidate thresholds — also report only, not a bound.
+    """
+    scenario_obj = resolve_scenario(scenario)
+    trials = check_int("trials", trials, minimum=2)
+    seed = check_int("seed", seed, minimum=0)
+    confidence = check_real("confidence", confidence)
+    if not 0.5 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0.5, 1), got {confidence}")
+    select_trials, shard_sizes = split_sizes(trials, threshold_fraction, shards)
+    if attack is not None and not callable(attack):
+        raise TypeError(f"attack must be callable, got {type(attack).__name__}")
+    local_attack = likelihood_ratio_score(scenario_obj) if attack is None else attack
+    delta = scenario_obj.delta
+    use_gdp = scenario_obj.mu is not None
+    bound_confidence = 1 - (1 - confidence) / 2 if use_gdp else confidence
+
+    # SELECT split, serially: thresholds fixed before any counted output is drawn.
+    select_d, select_dp = draw_scores(scenario_obj, local_attack, select_trials, seed=seed, split="select")
+    threshold, _ = select_threshold(select_d, select_dp, "epsilon", delta=delta, confidence=bound_confidence)
+    gdp_threshold, _ = select_threshold(select_d, select_dp, "gdp_mu", delta=delta, confidence=bound_confidence)
+    counted = [threshold, gdp_threshold]
+    if not exact_oracle:
+        counted += list(candidate_thresholds(select_d, select_dp))
+    counted = np.asarray(counted, dtype=np.float64)
+
+    per_shard = _map_shards(scenario, attack, counted, shard_sizes, seed=seed, executor=executor, workers=workers,
+                            progress=progress, keep_scores=exact_oracle)
+    shard_counts = [r[0] for r in per_shard] if exact_oracle else per_shard
+    merged = [merge_counts(c[i] for c in shard_counts) for i in range(counted.size)]
+    counts, gdp_counts = merged[0], merged[1]
+
+    epsilon_lb = epsilon_lower_bound(counts.fp, counts.negatives, counts.fn, counts.positives, delta,
+                                     bound_confidence).epsilon_lb
+    gdp_mu_lb = gdp_mu_lower_bound(gdp_counts.fp, gdp_counts.negatives, gdp_counts.fn, gdp_counts.positives,
+                                   bound_confidence).mu_lb
+    gdp_epsilon_lb = gdp_epsilon(gdp_mu_lb, delta) if delta > 0 else 0.0
+    if exact_oracle:
+        _, oracle_epsilon_lb = select_threshold(np.concatenate([r[1] for r in per_shard]),
+                                                np.concatenate([r[2] for r in per_shard]), "epsilon",
+                                                delta=delta, confidence=bound_confidence)
+    else:
+        oracle_epsilon_lb = max(epsilon_lower_bound(c.fp, c.negatives, c.fn, c.positives, delta,
+                                                    bound_confidence).epsilon_lb for c in merged[2:])
+
+    claimed = scenario_obj.claimed_epsilon
+    violated = epsilon_lb > claimed or (use_gdp and gdp_epsilon_lb > claimed)
+    return AuditResult(
+        scenario=scenario_obj.name, trials=trials, select_trials=select_trials, count_trials=sum(shard_sizes),
+        seed=seed, shards=len(shard_sizes), confidence=confidence, bound_confidence=bound_confidence, delta=delta,
+        epsilon_lb=epsilon_lb, gdp_mu_lb=gdp_mu_lb, gdp_epsilon_lb=gdp_epsilon_lb, claimed_epsilon=claimed,
+        tight_epsilon=scenario_obj.tight_epsilon, verdict="violation" if violated else "consistent",
+        tightness=_ratio(epsilon_lb, scenario_obj.tight_epsilon),
+        gdp_tightness=_ratio(gdp_epsilon_lb, scenario_obj.tight_epsilon),
+        threshold=threshold, counts=counts, gdp_threshold=gdp_threshold, gdp_counts=gdp_counts,
+        oracle_epsilon_lb=float(oracle_epsilon_lb),
+    )
