@@ -154,6 +154,28 @@ PROTOCOLS: dict[str, tuple[str, str]] = {
         "tree_scope='global') -> float",
         "true GDP mu = sbar sqrt(k_adj L) / sigma of Liu-Talwar Alg 2 with tree noise sigma (spider_sosp.md §5 items 3-4)",
     ),
+    # --- audit bounds (empirical_dp.bounds, empirical_dp.one_run; proofs_checks.adapters.audit_bounds) --
+    "epsilon_lower_bound": (
+        "epsilon_lower_bound(false_positives, negatives, false_negatives, positives, delta, confidence) -> float",
+        "eps_lb of one fixed threshold test: max(0, log((1-delta-FNR_u)/FPR_u), log((1-delta-FPR_u)/FNR_u)) with "
+        "one-sided Clopper-Pearson upper bounds at 1-(1-confidence)/2 each (Kairouz-Oh-Viswanath Thm 2.1); "
+        "P[eps_lb > true eps(delta)] <= 1 - confidence",
+    ),
+    "gdp_mu_lower_bound": (
+        "gdp_mu_lower_bound(false_positives, negatives, false_negatives, positives, confidence) -> float",
+        "mu_lb = max(0, Phi^-1(1-FPR_u) - Phi^-1(FNR_u)) with the same Bonferroni CP upper bounds "
+        "(Dong-Roth-Su Def. 2.6); P[mu_lb > true mu] <= 1 - confidence",
+    ),
+    "epsilon_ceiling": (
+        "epsilon_ceiling(trials_per_side, delta, confidence) -> float",
+        "largest eps_lb any threshold test with N trials per side can certify: max(0, log((1-delta-u)/u)), "
+        "u = 1 - ((1-confidence)/2)^(1/N)",
+    ),
+    "one_run_epsilon_lower_bound": (
+        "one_run_epsilon_lower_bound(correct, guesses, delta, confidence, canaries) -> float",
+        "largest eps at which v correct of r guesses among m canaries reject (eps, delta)-DP at level "
+        "1 - confidence (Steinke-Nasr-Jagielski 2023 Thm 3); canaries may be None when delta = 0",
+    ),
 }
 
 

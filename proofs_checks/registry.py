@@ -22,6 +22,7 @@ CLAIM_MODULES = (
     "proofs_checks.claims.backend",
     "proofs_checks.claims.accounting",
     "proofs_checks.claims.accounting_errata",
+    "proofs_checks.claims.audit_bounds",
 )
 
 

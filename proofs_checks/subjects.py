@@ -91,15 +91,18 @@ def _collect(modules: Iterable[str]) -> dict[str, Callable]:
 
 
 def reference_subject() -> Subject:
+    from .adapters.audit_bounds import implementations as audit_implementations  # empirical_dp's bounds
     from .adapters.dpref import reference_implementations  # the accounting protocols (mpmath, as floats)
 
-    return Subject("reference", {**_collect(REFERENCE_MODULES), **reference_implementations()}, is_reference=True)
+    return Subject("reference", {**_collect(REFERENCE_MODULES), **reference_implementations(),
+                                 **audit_implementations()}, is_reference=True)
 
 
 def fast_subject() -> Subject:
+    from .adapters.audit_bounds import implementations as audit_implementations  # one float64 version: borrowed
     from .adapters.dpref import fast_implementations, reference_implementations
 
-    reference = {**_collect(REFERENCE_MODULES), **reference_implementations()}
+    reference = {**_collect(REFERENCE_MODULES), **reference_implementations(), **audit_implementations()}
     fast = {**_collect(FAST_MODULES), **fast_implementations()}
     borrowed = [name for name in reference if name not in fast]
     return Subject("fast", {**reference, **fast}, borrowed=borrowed)

@@ -1,0 +1,153 @@
+"""Planted bugs (empirical_dp/planted.py): each is flagged at its stated budget, each correct twin is not."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from empirical_dp.planted import (
+    PLANTED,
+    TWINS,
+    audit_planted,
+    audit_twin,
+    calibrated_noise_std,
+    direction_seed_attack,
+    direction_seed_scenario,
+    noise_halved_scenario,
+    poisson_run_scenario,
+    sensitivity_c_over_n_scenario,
+    shuffle_run_scenario,
+)
+from empirical_dp.scenarios import Scenario
+from reference.fast.conversions import epsilon_from_rdp, gaussian_epsilon, gaussian_mu
+from reference.fast.rdp import DEFAULT_ORDERS, rdp_poisson_gaussian
+
+MU_AT_EPS_1 = gaussian_mu(1.0, 1e-5)
+
+
+@pytest.mark.parametrize("name", sorted(PLANTED))
+def test_planted_bug_is_a_violation_at_its_budget(name):
+    result = audit_planted(name, seed=0)
+    assert result.trials == PLANTED[name][2]
+    assert result.verdict == "violation"
+    # the GDP bound enters the verdict only for scenarios declared μ-GDP
+    gdp_counts = PLANTED[name][0]().mu is not None
+    assert result.epsilon_lb > result.claimed_epsilon or (gdp_counts and result.gdp_epsilon_lb > result.claimed_epsilon)
+
+
+@pytest.mark.parametrize("name", sorted(TWINS))
+def test_correct_twin_is_consistent(name):
+    result = audit_twin(name, seed=0)
+    assert result.trials == TWINS[name][2]
+    assert result.verdict == "consistent"
+    assert result.epsilon_lb <= result.claimed_epsilon
+
+
+def test_registries_have_the_same_names_and_budgets():
+    assert sorted(PLANTED) == sorted(TWINS) == sorted(
+        ["noise_halved", "sensitivity_c_over_n", "poisson_accounted_shuffle_run", "noise_from_direction_seed"])
+    for name, (scenario_factory, attack_factory, budget) in PLANTED.items():
+        scenario = scenario_factory()
+        assert isinstance(scenario, Scenario) and scenario.name == name
+        assert callable(attack_factory(scenario)) and budget >= 2
+
+
+def test_gaussian_bugs_double_mu_against_a_claim_of_one():
+    # exact GDP: the bug runs at μ = 2·μ(ε=1, δ=1e-5), the twin at μ(ε=1, δ=1e-5) itself.
+    for factory in (noise_halved_scenario, sensitivity_c_over_n_scenario):
+        bug, twin = factory(), factory(buggy=False)
+        assert bug.claimed_epsilon == twin.claimed_epsilon == 1.0
+        assert bug.mu == pytest.approx(2 * MU_AT_EPS_1, rel=1e-12)
+        assert twin.mu == pytest.approx(MU_AT_EPS_1, rel=1e-12)
+        assert twin.tight_epsilon == pytest.approx(1.0, rel=1e-9)
+        assert bug.tight_epsilon == pytest.approx(gaussian_epsilon(1e-5, 2 * MU_AT_EPS_1), rel=1e-12)
+
+
+def test_clipped_mean_pair_means_and_noise():
+    n, clip = 50, 2.0
+    scenario = noise_halved_scenario(n, clip)
+    sigma_run = (2 * clip / n) / MU_AT_EPS_1 / 2
+    draws = {w: scenario.sample(np.random.default_rng(3), 200_000, w)[:, 0] for w in (0, 1)}
+    # same generator state, so the two outputs differ by exactly the replace-one shift 2C/n
+    np.testing.assert_allclose(draws[1] - draws[0], 2 * clip / n, rtol=0, atol=1e-12)
+    assert draws[0].mean() == pytest.approx(-clip / n, abs=5 * sigma_run / math.sqrt(200_000))
+    assert draws[0].std() == pytest.approx(sigma_run, rel=0.01)
+
+
+def test_shuffle_run_claims_poisson_but_is_the_unsampled_gaussian():
+    scenario = shuffle_run_scenario(n=1000, batch_size=10, noise_std=1.0)
+    claim, _ = epsilon_from_rdp(DEFAULT_ORDERS, rdp_poisson_gaussian(DEFAULT_ORDERS, 0.01, 1.0), 1e-5)
+    assert scenario.claimed_epsilon == claim
+    assert scenario.tight_epsilon == gaussian_epsilon(1e-5, 1.0)
+    assert scenario.tight_epsilon > 4 * scenario.claimed_epsilon
+    a = scenario.sample(np.random.default_rng(1), 1000, 0)
+    b = scenario.sample(np.random.default_rng(1), 1000, 1)
+    np.testing.assert_allclose(b - a, 1.0, rtol=0, atol=1e-12)  # the differing record is always in the batch
+    twin = poisson_run_scenario(n=1000, batch_size=10, noise_std=1.0)
+    assert twin.claimed_epsilon == claim and twin.tight_epsilon <= claim
+
+
+def test_shuffle_target_is_in_the_public_batch_for_any_public_seed():
+    for public_seed in range(5):
+        scenario = shuffle_run_scenario(n=20, batch_size=3, public_seed=public_seed)
+        out = [scenario.sample(np.random.default_rng(0), 3, w) for w in (0, 1)]
+        np.testing.assert_allclose(out[1] - out[0], 1.0, rtol=0, atol=1e-12)
+
+
+def test_direction_seed_bug_reveals_the_clipped_mean_exactly():
+    attack = direction_seed_attack()
+    bug, fix = direction_seed_scenario(), direction_seed_scenario(buggy=False)
+    for scenario, separable in ((bug, True), (fix, False)):
+        d_scores = attack(scenario.sample(np.random.default_rng(5), 300, 0))
+        dp_scores = attack(scenario.sample(np.random.default_rng(6), 300, 1))
+        # bug: residual = ∓C/n exactly, so the score is −2C/n on D and +2C/n on D'
+        assert (d_scores.max() < 0 < dp_scores.min()) == separable
+    d_scores = attack(bug.sample(np.random.default_rng(5), 50, 0))
+    np.testing.assert_allclose(d_scores, -2 / 100, rtol=0, atol=1e-12)
+
+
+def test_direction_seed_outputs_carry_the_public_seed_and_share_a_schedule():
+    bug, fix = direction_seed_scenario(), direction_seed_scenario(buggy=False)
+    a, b = bug.sample(np.random.default_rng(9), 10, 1), fix.sample(np.random.default_rng(9), 10, 1)
+    np.testing.assert_array_equal(a[:, 1], b[:, 1])
+    assert np.all(a[:, 1] == np.floor(a[:, 1])) and np.all(a[:, 1] >= 0)
+    assert not np.array_equal(a[:, 0], b[:, 0])
+
+
+@settings(max_examples=30, deadline=None)
+@given(sensitivity=st.floats(1e-3, 10), epsilon=st.floats(0.1, 8), log_delta=st.floats(-12, -2))
+def test_calibrated_noise_std_hits_the_target_epsilon(sensitivity, epsilon, log_delta):
+    delta = 10.0**log_delta
+    sigma = calibrated_noise_std(sensitivity, epsilon, delta)
+    assert gaussian_epsilon(delta, sensitivity / sigma) == pytest.approx(epsilon, rel=1e-9)
+
+
+@pytest.mark.parametrize("call, parameter", [
+    (lambda: audit_planted("no_such_bug", 0), "name"),
+    (lambda: audit_twin(3, 0), "name"),
+    (lambda: audit_planted("noise_halved", 0, trials=1), "trials"),
+    (lambda: audit_planted("noise_halved", -1), "seed"),
+    (lambda: noise_halved_scenario(n=1), "n"),
+    (lambda: sensitivity_c_over_n_scenario(clip_threshold=-1.0), "clip_threshold"),
+    (lambda: shuffle_run_scenario(n=10, batch_size=10), "batch_size"),
+    (lambda: shuffle_run_scenario(noise_std=0.0), "noise_std"),
+    (lambda: shuffle_run_scenario(delta=1.5), "delta"),
+    (lambda: shuffle_run_scenario(public_seed=-2), "public_seed"),
+    (lambda: direction_seed_scenario(dimension=0), "dimension"),
+    (lambda: calibrated_noise_std(0.0, 1.0, 1e-5), "sensitivity"),
+    (lambda: calibrated_noise_std(1.0, -1.0, 1e-5), "epsilon"),
+    (lambda: noise_halved_scenario().sample(np.random.default_rng(0), 5, 2), "which"),
+    (lambda: noise_halved_scenario().sample(np.random.default_rng(0), -1, 0), "trials"),
+    (lambda: direction_seed_attack()(np.zeros((3, 1))), "outputs"),
+    (lambda: noise_halved_scenario().log_likelihood_ratio(np.zeros((3, 2))), "outputs"),
+])
+def test_validation_errors_name_the_parameter(call, parameter):
+    with pytest.raises(ValueError, match=parameter):
+        call()
+
+
+def test_sample_rejects_a_non_generator():
+    with pytest.raises(TypeError, match="rng"):
+        shuffle_run_scenario().sample(0, 5, 0)
