@@ -8,10 +8,14 @@ Sources:
 - Mironov, Talwar, Zhang 2019 §3.3 (RDP of the Poisson-subsampled Gaussian) for the accountant's claim of
   ``poisson_gaussian_scenario``; its tight ε is the exact hockey-stick profile of the one-step pair, which is
   closed form here because the privacy loss is monotone in the output (see ``poisson_gaussian_delta``).
+- zo_o2nc Alg 5 / Thm 4.3 (exact version, §5 item 3) for ``tree_prefix_scenario``: the T released prefix sums are
+  N(P m, σ² R Rᵀ), a leaf-q change is μ-GDP with μ = √c_q(T)/σ, and the accountant counts ⌊log2 T⌋ + 1 nodes.
+- dpzero Alg 2 (lines 3–7) and §1.2 (replace-one sensitivity 2C/n) for ``zeroth_order_scenario``.
 
 A scenario's ``sample(rng, trials, which)`` returns the mechanism's outputs on D (which = 0) or D' (which = 1),
-shape (trials, k), drawing ``standard_normal((trials, k))`` (and for the subsampled scenario one
-``random(trials)`` call for the inclusion coins first) from the generator it is given.
+shape (trials, k), drawing ``standard_normal((trials, k))`` (for the subsampled scenario one ``random(trials)`` call
+for the inclusion coins first; for the tree ``standard_normal((trials, T, 1))`` node noises) from the generator it
+is given.
 """
 
 from __future__ import annotations
@@ -25,7 +29,17 @@ import numpy as np
 from scipy.optimize import brentq
 
 from reference.fast.conversions import epsilon_from_rdp, gaussian_epsilon, gaussian_mu
-from reference.fast.rdp import DEFAULT_ORDERS, rdp_poisson_gaussian
+from reference.fast.estimators import per_sample_finite_differences
+from reference.fast.mechanisms import (
+    clipped_mean,
+    clipped_mean_sensitivity,
+    participation_count,
+    tree_aggregate,
+    tree_prefix_noise,
+)
+from reference.fast.rdp import DEFAULT_ORDERS, rdp_poisson_gaussian, rdp_tree_aggregation
+from reference.objectives import RidgeSum
+from reference.rng import Streams, sample_sphere
 from reference.validation import check_int, check_probability, check_real
 
 __all__ = [
@@ -34,6 +48,12 @@ __all__ = [
     "poisson_gaussian_scenario",
     "poisson_gaussian_delta",
     "poisson_gaussian_tight_epsilon",
+    "tree_release_matrix",
+    "tree_prefix_shift",
+    "tree_prefix_mu",
+    "tree_prefix_scenario",
+    "zeroth_order_pair",
+    "zeroth_order_scenario",
     "SCENARIOS",
 ]
 
@@ -217,6 +237,191 @@ def poisson_gaussian_scenario(q, noise_std, delta=1e-5, *, name=None) -> Scenari
 
 
 # ---------------------------------------------------------------------------------------------------
+# Tree aggregation: all T released prefix sums (zo_o2nc Alg 5, Thm 4.3 exact version)
+
+
+def tree_release_matrix(steps) -> np.ndarray:
+    """R with R[t−1, b−1] = 1[b ∈ R(t)] (zo_o2nc §1.7): TREE(t) = (R ξ)_t, shape (steps, steps).
+
+    Built as ``tree_prefix_noise`` of the identity, so it is the very map the sampler applies to the node noise.
+    R is unit lower triangular (b = t is always in R(t)), hence invertible.
+    """
+    steps = check_int("steps", steps, minimum=1)
+    return tree_prefix_noise(np.eye(steps))
+
+
+def tree_prefix_shift(steps, leaf=1, sensitivity=1.0) -> np.ndarray:
+    """P (s e_q): the change of the T noiseless prefix sums when leaf q moves by s (P lower-triangular ones),
+    i.e. s·1[t ≥ q], t = 1..T."""
+    steps = check_int("steps", steps, minimum=1)
+    leaf = check_int("leaf", leaf, minimum=1, maximum=steps)
+    sensitivity = check_real("sensitivity", sensitivity, positive=True)
+    change = np.zeros(steps)
+    change[leaf - 1] = sensitivity
+    return np.cumsum(change)
+
+
+def tree_prefix_mu(steps, noise_std, leaf=1, sensitivity=1.0) -> float:
+    """Exact GDP μ of the T released prefix sums for a change of s in leaf q, from the covariance:
+
+        μ = √((P s e_q)ᵀ (R Rᵀ)^{-1} (P s e_q)) / σ,
+
+    the Mahalanobis distance of N(0, σ² R Rᵀ) and N(P s e_q, σ² R Rᵀ) (Dong–Roth–Su Thm 2.7 after whitening).
+    zo_o2nc Thm 4.3 (exact version): R^{-1} P e_q is the indicator of the nodes containing q, so μ = s√c_q(T)/σ.
+    """
+    noise_std = check_real("noise_std", noise_std, positive=True)
+    shift = tree_prefix_shift(steps, leaf, sensitivity)
+    release = tree_release_matrix(len(shift))
+    whitened = np.linalg.solve(release, shift)  # R^{-1} P s e_q; (R Rᵀ)^{-1} = R^{-T} R^{-1}
+    return float(math.sqrt(float(whitened @ whitened)) / noise_std)
+
+
+def _tree_accountant_mu(steps, noise_std) -> float:
+    """μ the accountant assigns one tree: its RDP α·c/(2z²) (``rdp_tree_aggregation``, c = ⌊log2 T⌋ + 1) is the
+    RDP curve αμ²/2 of μ-GDP with μ² = 2·RDP(α)/α (exact at any α; α = 2 here)."""
+    order = 2.0
+    rdp = float(rdp_tree_aggregation(np.array([order]), noise_std, steps)[0])
+    return math.sqrt(2 * rdp / order)
+
+
+def tree_prefix_scenario(steps=16, noise_std=None, delta=1e-5, *, leaf=1, name=None) -> Scenario:
+    """The tree mechanism's T released prefix sums (zo_o2nc Alg 5 / Thm 4.3) on a leaf-change pair.
+
+    steps: T leaves; noise_std: σ of every node noise ξ_b (default: the σ whose exact ε at δ is 1, i.e.
+    σ = √c_q(T)/μ*(1, δ)); delta: δ; leaf: q, the leaf whose value changes by 1 (default 1, the worst case,
+    participation count c_1(T) = ⌊log2 T⌋ + 1).  D: leaves m = 0; D': m = e_q.  Output (trials, T): row t−1 is
+    Σ_{i≤t} m_i + TREE(t), computed by ``reference.fast.mechanisms.tree_aggregate``.
+
+    The release is N(P m, σ² R Rᵀ), so the pair is μ-GDP exactly with μ = ``tree_prefix_mu`` (= √c_q/σ); tight ε
+    = ε_μ(δ).  claimed ε: the accountant's tree RDP (``rdp_tree_aggregation``, count ⌊log2 T⌋ + 1) read as the
+    Gaussian curve it is and converted by the exact GDP profile, ε_{μ_acc}(δ) with μ_acc = √(⌊log2 T⌋ + 1)/σ.
+    log dP_{D'}/dP_D (x) = vᵀ(R Rᵀ)^{-1} x/σ² − μ²/2, v = P e_q (linear in x).
+    Draws: ``standard_normal((trials, T, 1))``, scaled by σ, as the node noise ξ of every trial.
+    """
+    steps = check_int("steps", steps, minimum=1)
+    leaf = check_int("leaf", leaf, minimum=1, maximum=steps)
+    delta = check_probability("delta", delta)
+    if noise_std is None:
+        noise_std = math.sqrt(participation_count(leaf, steps)) / gaussian_mu(1.0, delta)
+    noise_std = check_real("noise_std", noise_std, positive=True)
+    shift = tree_prefix_shift(steps, leaf)
+    release = tree_release_matrix(steps)
+    weights = np.linalg.solve(release @ release.T, shift) / noise_std**2  # Σ^{-1} v
+    mu = tree_prefix_mu(steps, noise_std, leaf)
+    tight = gaussian_epsilon(delta, mu)
+    claimed = gaussian_epsilon(delta, _tree_accountant_mu(steps, noise_std))
+    leaves = (np.zeros((steps, 1)), np.zeros((steps, 1)))  # m on D and on D'
+    leaves[1][leaf - 1, 0] = 1.0
+
+    def sample(rng, trials, which):
+        trials, which = _check_sample_args(rng, trials, which)
+        node_noise = noise_std * rng.standard_normal((trials, steps, 1))
+        return tree_aggregate(leaves[which], node_noise)[..., 0]
+
+    def log_likelihood_ratio(outputs):
+        outputs = np.asarray(outputs, dtype=np.float64)
+        if outputs.ndim != 2 or outputs.shape[1] != steps:
+            raise ValueError(f"outputs must have shape (trials, {steps}), got {outputs.shape}")
+        return outputs @ weights - mu**2 / 2
+
+    return Scenario(
+        name=name or f"tree(steps={steps},noise_std={noise_std:g},leaf={leaf})",
+        description=f"tree aggregation, T={steps} prefix sums, leaf {leaf} changed by 1, σ={noise_std:g}, μ={mu:.6g}",
+        sample=sample, claimed_epsilon=claimed, delta=delta, tight_epsilon=tight, mu=mu,
+        log_likelihood_ratio=log_likelihood_ratio,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# One zeroth-order (DPZero) release
+
+
+def zeroth_order_pair(d=5, n=10, clip_threshold=1.0, perturbation=1e-3, *, lipschitz=1.0, public_seed=0):
+    """The noiseless part of one DPZero release (dpzero Alg 2 lines 3–6) on a worst-case replace-one pair.
+
+    Public randomness, from ``Streams(public_seed)`` and shared by both datasets: the direction
+    u ~ Unif(√d S^{d−1}) (key ("zeroth_order", "direction")) and n − 1 ridge records (zo_o2nc §1.5 ``RidgeSum``
+    with profile "abs", key ("zeroth_order", "data")); the point is x = 0.  Record n differs: on D it is
+    (a, c) = (u/‖u‖, +M), on D' (u/‖u‖, −M) with M = perturbation·‖u‖ + 1, so the residual ⟨a, x ± λu⟩ − c never
+    crosses the kink and its finite difference is ∓L‖u‖, clipped to ∓C (needs C < L‖u‖ = L√d).
+
+    d: dimension; n: records; clip_threshold: C; perturbation: λ; lipschitz: L.
+    Returns (means, differences): means[k] = clipped_mean(a^{(k)}, C) on D (k = 0) and D' (k = 1), the
+    releases before noise; differences: (2, n) per-sample finite differences a_i (``per_sample_finite_differences``).
+    """
+    d = check_int("d", d, minimum=1)
+    n = check_int("n", n, minimum=1)
+    clip_threshold = check_real("clip_threshold", clip_threshold, positive=True)
+    perturbation = check_real("perturbation", perturbation, positive=True)
+    lipschitz = check_real("lipschitz", lipschitz, positive=True)
+    public_seed = check_int("public_seed", public_seed, minimum=0)
+    streams = Streams(public_seed)
+    direction = sample_sphere(streams.generator("zeroth_order", "direction"), (), d, radius=math.sqrt(d))
+    length = float(np.linalg.norm(direction))
+    if not clip_threshold < lipschitz * length:
+        raise ValueError(f"clip_threshold must be < lipschitz·√d = {lipschitz * length:g} so that the differing "
+                         f"record's finite difference is clipped to ±C, got {clip_threshold:g}")
+    shared = RidgeSum.random(d, n - 1, streams.generator("zeroth_order", "data"), lipschitz=lipschitz) \
+        if n > 1 else None
+    unit = direction / length
+    margin = perturbation * length + 1.0
+    x = np.zeros(d)
+    means, differences = [], []
+    for offset in (margin, -margin):  # D: residual −M (difference −L‖u‖); D': +M (difference +L‖u‖)
+        record = np.concatenate([unit, [offset]])[None, :]
+        rows = record if shared is None else np.vstack([shared.data, record])
+        objective = RidgeSum(rows[:, :d], rows[:, d], lipschitz=lipschitz)
+        a = per_sample_finite_differences(objective.loss, x, objective.data, direction, perturbation)
+        differences.append(a)
+        means.append(float(clipped_mean(a, clip_threshold)))
+    return np.array(means), np.array(differences)
+
+
+def zeroth_order_scenario(d=5, noise_std=None, delta=1e-5, *, n=10, clip_threshold=1.0, perturbation=1e-3,
+                          lipschitz=1.0, public_seed=0, name=None) -> Scenario:
+    """One DPZero scalar release (dpzero Alg 2 lines 3–7): clip_C-averaged finite differences along a public u,
+    plus N(0, σ²), on the worst-case replace-one pair of ``zeroth_order_pair`` (clipped difference −C on D,
+    +C on D').
+
+    d, n, clip_threshold (C), perturbation (λ), lipschitz (L), public_seed: see ``zeroth_order_pair``;
+    noise_std: σ (default: the σ with exact ε = 1 at δ, i.e. σ = 2C/(n μ*(1, δ))); delta: δ.
+    The noiseless part is computed once (it does not depend on the trial); the two means differ by 2C/n, the
+    replace-one sensitivity.  μ = 2C/(nσ) (Dong–Roth–Su Thm 2.7); tight ε = ε_μ(δ); claimed ε: the exact GDP
+    profile at the accountant's sensitivity ``clipped_mean_sensitivity(C, n, "replace_one")``/σ (the
+    ``dpzero_gdp_exact_sigma`` accounting, one step).
+    log dP_{D'}/dP_D (x) = (m' − m)(x − (m + m')/2)/σ², increasing in the release x (so the release itself is an
+    equivalent score).  Draws: ``standard_normal((trials, 1))``.
+    """
+    delta = check_probability("delta", delta)
+    means, _ = zeroth_order_pair(d, n, clip_threshold, perturbation, lipschitz=lipschitz, public_seed=public_seed)
+    sensitivity = 2 * clip_threshold / n
+    if noise_std is None:
+        noise_std = sensitivity / gaussian_mu(1.0, delta)
+    noise_std = check_real("noise_std", noise_std, positive=True)
+    mu = sensitivity / noise_std
+    tight = gaussian_epsilon(delta, mu)
+    claimed = gaussian_epsilon(delta, clipped_mean_sensitivity(clip_threshold, n, "replace_one") / noise_std)
+    gap, midpoint = means[1] - means[0], (means[0] + means[1]) / 2
+
+    def sample(rng, trials, which):
+        trials, which = _check_sample_args(rng, trials, which)
+        return means[which] + noise_std * rng.standard_normal((trials, 1))
+
+    def log_likelihood_ratio(outputs):
+        outputs = np.asarray(outputs, dtype=np.float64)
+        if outputs.ndim != 2 or outputs.shape[1] != 1:
+            raise ValueError(f"outputs must have shape (trials, 1), got {outputs.shape}")
+        return gap * (outputs[:, 0] - midpoint) / noise_std**2
+
+    return Scenario(
+        name=name or f"zeroth_order(d={d},n={n},C={clip_threshold:g},noise_std={noise_std:g})",
+        description=f"one DPZero release, d={d}, n={n}, C={clip_threshold:g}, σ={noise_std:g}, μ={mu:.6g}",
+        sample=sample, claimed_epsilon=claimed, delta=delta, tight_epsilon=tight, mu=mu,
+        log_likelihood_ratio=log_likelihood_ratio,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
 # Built-ins
 
 #: μ whose exact GDP ε at δ = 1e-5 is 1 (so the ``gaussian`` built-in has tight ε = 1).
@@ -227,6 +432,8 @@ def _builtins() -> dict[str, Scenario]:
     return {
         "gaussian": gaussian_scenario(1.0, 1.0 / GAUSSIAN_BUILTIN_MU, 1, 1e-5, name="gaussian"),
         "poisson_gaussian": poisson_gaussian_scenario(0.01, 1.0, 1e-5, name="poisson_gaussian"),
+        "tree": tree_prefix_scenario(16, None, 1e-5, name="tree"),
+        "zeroth_order": zeroth_order_scenario(5, None, 1e-5, name="zeroth_order"),
     }
 
 
