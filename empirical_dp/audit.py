@@ -18,6 +18,27 @@ can run serially, on a process pool or on Dask with the same answer.
 
 Decision rule: "D'" iff score > threshold. FP = #{D outputs with score > t}, FN = #{D' outputs with score ≤ t}.
 
+Threshold strategies (``audit(threshold_strategy=...)``):
+- "split" (default): one threshold, the select split's best ε_lb (``select_threshold``), counted once.
+- "bonferroni_grid": a grid of k = ``grid_size`` thresholds fixed from the SELECT split only, before any counted
+  output is looked at: for expected counted event numbers c_i geometric in ``GRID_EVENTS`` (k/2 values), the select
+  split's D-score quantile at level 1 − c_i/n_count (a false-positive tail) and its D'-score quantile at level
+  c_i/n_count (a false-negative tail) (``grid_thresholds``). Every grid threshold is counted and its ε_lb computed at
+  confidence 1 − (1 − c)/k (so each of its two Clopper–Pearson rates at 1 − (1 − c)/(2k)); the reported ε_lb is
+  the maximum, valid at confidence c by the union bound over the k thresholds and two rates. Why it wins: the best
+  fixed threshold sits at a roughly constant number of counted tail events (a few hundred to a few thousand for
+  the ``gaussian`` built-in at 10⁶ trials), which a 1–5 % select split locates well enough, while the one-point
+  search of "split" spends 20 % of the trials and then misses the optimum by its own selection noise. The GDP μ
+  bound keeps its single select-split threshold (valid as before) under both strategies.
+  Measured on ``gaussian`` at 10⁶ trials, seeds 0–4, confidence 0.95: grid (fraction 0.05, k = 16) ε_lb 0.745 mean /
+  0.729 min, vs 0.754 for the best fixed threshold of the TRUE law counted on the same split (max gap 0.024);
+  "split" 0.713 / 0.676. ``GRID_EVENTS`` suits ε ≈ 1 with small δ; for a large true ε (e.g. 2) or ≤ 2 000 trials
+  "split" was up to ~0.07 better. "split" stays the default because ``executors.audit_sharded`` reproduces it.
+
+ROC: ``AuditResult.roc`` holds (false-positive rates, true-positive rates) of the counted split at the
+``candidate_thresholds`` of the pooled counted scores (≤ ``MAX_CANDIDATES`` points) — descriptive, for plots, NOT
+a bound (those thresholds are read off the counted data).
+
 Confidence: the audit reports two bounds, ε_lb (Kairouz–Oh–Viswanath) and the GDP ε_lb. When both enter the
 verdict (Gaussian scenarios, ``scenario.mu`` set) each is computed at 1 − (1 − confidence)/2 (Bonferroni), so a
 "violation" verdict is a false alarm with probability ≤ 1 − confidence. The GDP-derived ε is an ε lower bound only
@@ -28,7 +49,7 @@ confidence.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -45,6 +66,8 @@ __all__ = [
     "count_errors",
     "candidate_thresholds",
     "select_threshold",
+    "grid_thresholds",
+    "THRESHOLD_STRATEGIES",
     "draw_scores",
     "count_shard",
     "split_sizes",
@@ -58,6 +81,15 @@ MAX_CANDIDATES = 257
 GDP_CANDIDATES = 33
 #: Fewest pooled select outputs beyond the most extreme candidate threshold.
 TAIL_EVENTS = 50
+#: Threshold strategies of ``audit`` (module docstring).
+THRESHOLD_STRATEGIES = ("split", "bonferroni_grid")
+#: Range (lowest, highest) of the expected counted tail-event numbers c_i the "bonferroni_grid" thresholds aim at.
+GRID_EVENTS = (250.0, 4000.0)
+#: Default grid size k of "bonferroni_grid" (k/2 thresholds per tail) and its default select fraction.
+GRID_SIZE = 16
+GRID_THRESHOLD_FRACTION = 0.05
+#: Default select fraction of "split".
+SPLIT_THRESHOLD_FRACTION = 0.2
 
 
 @dataclass(frozen=True)
@@ -167,6 +199,30 @@ def select_threshold(scores_d, scores_d_prime, objective: str, *, delta, confide
     return float(thresholds[best]), float(values[best])
 
 
+def grid_thresholds(scores_d, scores_d_prime, count_trials, grid_size=GRID_SIZE, events=GRID_EVENTS) -> np.ndarray:
+    """The "bonferroni_grid" thresholds from SELECT-split scores (module docstring): for c_i =
+    geomspace(events[0], events[1], grid_size // 2), the quantile of ``scores_d`` at level 1 − c_i/count_trials
+    (expected ≈ c_i counted false positives) and of ``scores_d_prime`` at level c_i/count_trials (≈ c_i counted
+    false negatives); levels are clipped to [1/n, 1/2] of the select split (n its size per dataset). Sorted, with
+    duplicates kept out, so at most ``grid_size`` thresholds. Depends on the select split only."""
+    scores_d = _check_scores("scores_d", scores_d)
+    scores_d_prime = _check_scores("scores_d_prime", scores_d_prime)
+    if scores_d.size == 0 or scores_d_prime.size == 0:
+        raise ValueError("scores_d and scores_d_prime must be non-empty")
+    count_trials = check_int("count_trials", count_trials, minimum=1)
+    grid_size = check_int("grid_size", grid_size, minimum=2)
+    if grid_size % 2:
+        raise ValueError(f"grid_size must be even (half the thresholds per tail), got {grid_size}")
+    low = check_real("events[0]", events[0], positive=True)
+    high = check_real("events[1]", events[1], positive=True)
+    if high < low:
+        raise ValueError(f"events must be (low, high) with low <= high, got {events}")
+    levels = np.geomspace(low, high, grid_size // 2) / count_trials
+    upper = np.quantile(scores_d, 1 - np.clip(levels, 1 / scores_d.size, 0.5), method="inverted_cdf")
+    lower = np.quantile(scores_d_prime, np.clip(levels, 1 / scores_d_prime.size, 0.5), method="inverted_cdf")
+    return np.unique(np.concatenate([upper, lower]))
+
+
 def draw_scores(scenario: Scenario, attack: Callable, trials, *, seed, split: str, shard=None):
     """Scores of ``trials`` outputs on D and on D' from the keys ("audit", name, "D" | "D'", split[, shard])."""
     trials = check_int("trials", trials, minimum=0)
@@ -218,7 +274,12 @@ class AuditResult:
     claimed_epsilon / tight_epsilon / delta: from the scenario; verdict: "violation" or "consistent";
     tightness: epsilon_lb / tight_epsilon (None if unknown or 0); gdp_tightness: likewise for gdp_epsilon_lb;
     oracle_epsilon_lb: the best ε_lb over thresholds picked on the counted split itself (report only — NOT a valid
-    bound); bound_confidence: the confidence each bound was computed at.
+    bound); bound_confidence: the confidence of each reported bound (ε_lb and the GDP bound).
+    threshold_strategy: "split" or "bonferroni_grid"; grid_size: thresholds counted for ε_lb (1 for "split"; for
+    the grid, ε_lb is the max over them, each at 1 − (1 − bound_confidence)/grid_size, and ``threshold`` /
+    ``counts`` are the maximiser's); roc: (false-positive rates, true-positive rates) on the counted split at the
+    ``candidate_thresholds`` of the pooled counted scores — descriptive, for plots, NOT a bound; None when not
+    computed (e.g. ``executors.audit_sharded``). Excluded from equality, hashing and repr.
     """
 
     scenario: str
@@ -243,19 +304,35 @@ class AuditResult:
     gdp_threshold: float
     gdp_counts: Counts
     oracle_epsilon_lb: float
+    threshold_strategy: str = "split"
+    grid_size: int = 1
+    roc: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False, repr=False)
+
+
+def _roc(scores_d, scores_d_prime, thresholds) -> tuple[np.ndarray, np.ndarray]:
+    """(FPR, TPR) of "D' iff score > t" for each t (descriptive)."""
+    counts = _counts_at(scores_d, scores_d_prime, thresholds)
+    fpr = np.array([c.fp / c.negatives for c in counts])
+    tpr = np.array([(c.positives - c.fn) / c.positives for c in counts])
+    return fpr, tpr
 
 
 def _ratio(value: float, reference: float | None) -> float | None:
     return None if reference is None or reference == 0 else value / reference
 
 
-def audit(scenario: Scenario, trials, *, seed, attack=None, confidence=0.95, threshold_fraction=0.2,
-          shards=1) -> AuditResult:
-    """Audit ``scenario`` with ``trials`` outputs per dataset (module docstring for splits, keys and confidence).
+def audit(scenario: Scenario, trials, *, seed, attack=None, confidence=0.95, threshold_fraction=None,
+          shards=1, threshold_strategy="split", grid_size=GRID_SIZE) -> AuditResult:
+    """Audit ``scenario`` with ``trials`` outputs per dataset (module docstring for splits, keys, strategies and
+    confidence).
 
     attack: score function outputs (trials, k) → (trials,) (default: the scenario's likelihood ratio);
     confidence: joint confidence of the verdict, in (0.5, 1); threshold_fraction: share of the trials in the
-    SELECT split; shards: number of COUNT shards (each its own stream key; results merged).
+    SELECT split (default ``SPLIT_THRESHOLD_FRACTION`` = 0.2 for "split", ``GRID_THRESHOLD_FRACTION`` = 0.05 for
+    "bonferroni_grid"); shards: number of COUNT shards (each its own stream key; results merged);
+    threshold_strategy: "split" (one select-split threshold; the default, which ``executors.audit_sharded``
+    reproduces field for field) or "bonferroni_grid" (``grid_size`` select-split thresholds, Bonferroni over them;
+    tighter at large trial counts, see the module docstring); grid_size: k, even, ≥ 2 (used by the grid only).
     """
     if not isinstance(scenario, Scenario):
         raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
@@ -264,6 +341,14 @@ def audit(scenario: Scenario, trials, *, seed, attack=None, confidence=0.95, thr
     confidence = check_real("confidence", confidence)
     if not 0.5 < confidence < 1:
         raise ValueError(f"confidence must lie in (0.5, 1), got {confidence}")
+    if threshold_strategy not in THRESHOLD_STRATEGIES:
+        raise ValueError(f"threshold_strategy must be one of {THRESHOLD_STRATEGIES}, got {threshold_strategy!r}")
+    use_grid = threshold_strategy == "bonferroni_grid"
+    grid_size = check_int("grid_size", grid_size, minimum=2)
+    if grid_size % 2:
+        raise ValueError(f"grid_size must be even (half the thresholds per tail), got {grid_size}")
+    if threshold_fraction is None:
+        threshold_fraction = GRID_THRESHOLD_FRACTION if use_grid else SPLIT_THRESHOLD_FRACTION
     select_trials, shard_sizes = split_sizes(trials, threshold_fraction, shards)
     if attack is None:
         attack = likelihood_ratio_score(scenario)
@@ -275,25 +360,35 @@ def audit(scenario: Scenario, trials, *, seed, attack=None, confidence=0.95, thr
 
     # SELECT split: thresholds fixed before the counted outputs are drawn.
     select_d, select_dp = draw_scores(scenario, attack, select_trials, seed=seed, split="select")
-    threshold, _ = select_threshold(select_d, select_dp, "epsilon", delta=delta, confidence=bound_confidence)
+    if use_grid:
+        thresholds = grid_thresholds(select_d, select_dp, sum(shard_sizes), grid_size)
+        # Bonferroni over the grid: each threshold's ε_lb (itself Bonferroni over its two rates) at 1 − (1 − c)/k
+        threshold_confidence = 1 - (1 - bound_confidence) / grid_size
+    else:
+        threshold, _ = select_threshold(select_d, select_dp, "epsilon", delta=delta, confidence=bound_confidence)
+        thresholds = np.array([threshold])
+        threshold_confidence = bound_confidence
     gdp_threshold, _ = select_threshold(select_d, select_dp, "gdp_mu", delta=delta, confidence=bound_confidence)
 
-    # COUNT split, shard by shard (the scores are kept only for the oracle comparison).
+    # COUNT split, shard by shard (the scores are kept only for the oracle comparison and the ROC).
     shard_counts, count_d, count_dp = [], [], []
     for j, size in enumerate(shard_sizes):
         scores_d, scores_dp = draw_scores(scenario, attack, size, seed=seed, split="count", shard=j)
-        shard_counts.append((count_errors(scores_d, scores_dp, threshold),
-                             count_errors(scores_d, scores_dp, gdp_threshold)))
+        shard_counts.append(tuple(count_errors(scores_d, scores_dp, t) for t in thresholds)
+                            + (count_errors(scores_d, scores_dp, gdp_threshold),))
         count_d.append(scores_d)
         count_dp.append(scores_dp)
-    counts = merge_counts(c for c, _ in shard_counts)
-    gdp_counts = merge_counts(g for _, g in shard_counts)
+    grid_counts = [merge_counts(c[i] for c in shard_counts) for i in range(thresholds.size)]
+    gdp_counts = merge_counts(c[-1] for c in shard_counts)
 
-    epsilon_lb = _epsilon_lb(counts, delta, bound_confidence)
+    grid_bounds = [_epsilon_lb(c, delta, threshold_confidence) for c in grid_counts]
+    best = int(np.argmax(grid_bounds))  # first maximiser (smallest threshold) wins ties
+    threshold, counts, epsilon_lb = float(thresholds[best]), grid_counts[best], grid_bounds[best]
     gdp_mu_lb = _gdp_mu_lb(gdp_counts, bound_confidence)
     gdp_epsilon_lb = gdp_epsilon(gdp_mu_lb, delta) if delta > 0 else 0.0
-    _, oracle_epsilon_lb = select_threshold(np.concatenate(count_d), np.concatenate(count_dp), "epsilon",
-                                            delta=delta, confidence=bound_confidence)
+    pooled_d, pooled_dp = np.concatenate(count_d), np.concatenate(count_dp)
+    _, oracle_epsilon_lb = select_threshold(pooled_d, pooled_dp, "epsilon", delta=delta, confidence=bound_confidence)
+    roc = _roc(pooled_d, pooled_dp, candidate_thresholds(pooled_d, pooled_dp))
 
     claimed = scenario.claimed_epsilon
     violated = epsilon_lb > claimed or (use_gdp and gdp_epsilon_lb > claimed)
@@ -304,5 +399,6 @@ def audit(scenario: Scenario, trials, *, seed, attack=None, confidence=0.95, thr
         tight_epsilon=scenario.tight_epsilon, verdict="violation" if violated else "consistent",
         tightness=_ratio(epsilon_lb, scenario.tight_epsilon), gdp_tightness=_ratio(gdp_epsilon_lb, scenario.tight_epsilon),
         threshold=threshold, counts=counts, gdp_threshold=gdp_threshold, gdp_counts=gdp_counts,
-        oracle_epsilon_lb=oracle_epsilon_lb,
+        oracle_epsilon_lb=oracle_epsilon_lb, threshold_strategy=threshold_strategy,
+        grid_size=grid_size if use_grid else 1, roc=roc,
     )
