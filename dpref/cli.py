@@ -3,9 +3,10 @@
     dpref claims list   [--paper P] [--kind K] [--id ID] [--subject S] [--format F]
     dpref claims run    [--paper P] [--kind K] [--id ID] [--subject S ...] [--budget quick|full]
                         [--soak N] [--format F] [--report DIR] [--no-progress]
-    dpref check         quick claims on reference and fast; exit 1 on any violation
+    dpref check         quick claims on reference and fast, and quick audits; exit 1 on any violation
     dpref account epsilon|sigma ...   privacy accounting (see dpref/account.py)
     dpref conform accountants ...     our accountant beside dp_accounting, Opacus, prv_accountant, autodp
+    dpref audit list|run ...          empirical privacy audits (see dpref/audit.py)
 
 Exit codes: 0 all verdicts pass/erratum-confirmed, 1 a claim failed or errored, 2 bad usage.
 """
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from dpref import account, conform
+from dpref import account, audit, conform
 from proofs_checks.claim import BUDGETS, ERRATUM, KINDS, PAPERS, PASS
 from proofs_checks.registry import load_claims, select
 from proofs_checks.report import FORMATS, render, to_records, write_report
@@ -61,8 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     account.register(commands)
     conform.register(commands)
+    audit.register(commands)
 
-    check = commands.add_parser("check", help="quick claims on reference and fast; exit 1 on any violation")
+    check = commands.add_parser("check", help="quick claims and quick audits; exit 1 on any violation")
     check.add_argument("--format", default="table", choices=FORMATS)
     check.add_argument("--report", default=None, metavar="DIR")
     check.add_argument("--no-progress", action="store_true")
@@ -124,6 +126,23 @@ def _run(claims, subjects, budget, fmt, report, progress, soak_runs=0, command="
     return 1 if len(bad) else 0
 
 
+def _check_audits(fmt, report, command) -> int:
+    """``dpref check``'s audit part: every shipped scenario must come out "consistent" and every planted bug
+    "violation" (``audit.quick_audits``); exit 1 otherwise. The table goes to stdout for table/markdown and to
+    stderr for json/csv, which keeps the claims output machine-readable."""
+    frame = audit.quick_audits_frame(audit.quick_audits())
+    out = sys.stdout if fmt in ("table", "markdown") else sys.stderr
+    print(render(frame, "markdown" if fmt == "markdown" else "table"), file=out)
+    if report:
+        write_report(frame, report, manifest={"command": command, "budget": "quick"}, name="audits")
+    bad = frame[~frame["ok"]]
+    print(f"dpref: {len(frame)} audits, {len(frame) - len(bad)} as expected", file=sys.stderr)
+    for _, row in bad.iterrows():
+        print(f"  audit {row['name']} ({row['kind']}): verdict {row['verdict']}, expected {row['expected']}",
+              file=sys.stderr)
+    return 1 if len(bad) else 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -141,9 +160,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return account.run(args)
         if args.command == "conform":
             return conform.run(args)
+        if args.command == "audit":
+            return audit.run(args)
         if args.command == "check":
             subjects = [resolve_subject("reference"), resolve_subject("fast")]
-            return _run(load_claims(), subjects, "quick", args.format, args.report, not args.no_progress, 0, command)
+            code = _run(load_claims(), subjects, "quick", args.format, args.report, not args.no_progress, 0, command)
+            return max(code, _check_audits(args.format, args.report, command))
     except (SubjectError, ValueError) as exc:
         print(f"dpref: error: {exc}", file=sys.stderr)
         return 2

@@ -9,10 +9,14 @@ the accountant claims. Built so far:
 - ``scenarios``: a mechanism on a neighbouring pair with its claimed and tight ε (Gaussian,
   Poisson-subsampled Gaussian with an exact tight ε).
 - ``attacks``: likelihood-ratio, projection and logistic-regression scores.
-- ``audit``: threshold chosen on a split disjoint from the counted one, mergeable shard counts, and
-  ``audit()`` returning ε_lb, the GDP bound, claimed and tight ε, the verdict and tightness.
+- ``audit``: threshold chosen on a split disjoint from the counted one (or a Bonferroni grid of
+  thresholds fixed on the select split), mergeable shard counts, ROC data, and ``audit()`` returning
+  ε_lb, the GDP bound, claimed and tight ε, the verdict and tightness.
+- ``executors``: shards run serially, on a local process pool or on a Dask cluster, with identical
+  merged counts.
+- ``planted``: the four planted bugs and their correct twins.
+- ``report``: Markdown/JSON/CSV reports and the ROC and ε-against-trials plots.
 
-Still to come (issue 4): the process-pool and Dask executors, planted bugs, the f-DP refinement of
-one-run auditing, more scenarios (tree prefix sums, zeroth-order estimator), reports and plots, and
-the ``dpref audit`` command.
+The ``dpref audit list|run`` command fronts them (``dpref/audit.py``); ``dpref check`` runs the quick
+audits. Not yet built: the f-DP refinement of one-run auditing.
 """

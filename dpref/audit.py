@@ -1,0 +1,259 @@
+"""``dpref audit``: empirical privacy audits from the command line (issue 4, CLI; DESIGN.md, Command line).
+
+    dpref audit list [--format table|json]
+    dpref audit run NAME [--trials N] [--seed S] [--executor serial|local|dask://HOST:PORT] [--shards K]
+                         [--confidence C] [--threshold-strategy split|bonferroni_grid] [--report DIR]
+                         [--format table|json] [--no-progress]
+
+NAME is a built-in scenario (``empirical_dp.scenarios.SCENARIOS``), a planted bug (``empirical_dp.planted.PLANTED``)
+or ``module:attr`` naming an importable ``Scenario``. ``run`` draws N outputs per dataset (default: 100 000, or the
+planted bug's budget), chooses the threshold on a disjoint select split and prints the certified ε_lb
+(Clopper–Pearson), the GDP μ_lb and its ε, the claimed and tight ε, the verdict and the tightness ε_lb / tight ε, and
+the oracle ε_lb (best threshold on the counted data: "oracle (not a bound)"). With --shards > 1 or an executor other
+than serial the counted shards run through ``empirical_dp.executors.audit_sharded``.
+
+Exit codes: 0 consistent, or a violation of a planted bug (printed "violation (expected: planted bug)");
+1 a violation of a scenario that is not a planted bug; 2 bad usage (the message names the parameter).
+
+``quick_audits()`` runs every shipped scenario and planted bug at a quick budget for ``dpref check``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+import pandas as pd
+
+from empirical_dp import audit as audit_module
+from empirical_dp import executors
+from empirical_dp import planted as planted_module
+from empirical_dp.report import epsilon_by_trials, result_record, write_audit_report
+from empirical_dp.scenarios import SCENARIOS, Scenario
+from proofs_checks.report import render
+
+__all__ = ["register", "run", "quick_audits", "QUICK_TRIALS", "DEFAULT_TRIALS", "ORACLE_LABEL"]
+
+#: Trials per dataset for a shipped scenario in ``quick_audits`` (planted bugs use their own, smaller budgets).
+QUICK_TRIALS = 200_000
+#: Trials per dataset of ``audit run`` on a scenario when --trials is not given.
+DEFAULT_TRIALS = 100_000
+#: How the oracle value is labelled everywhere: it is chosen on the counted data, so it certifies nothing.
+ORACLE_LABEL = "oracle (not a bound)"
+EXPECTED_PLANTED = "violation (expected: planted bug)"
+
+
+def _planted() -> dict:
+    return getattr(planted_module, "PLANTED", {})
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    """Add the ``audit`` command (sub-commands ``list`` and ``run``) to an argparse sub-parser set."""
+    audit = subparsers.add_parser("audit", help="empirical privacy audits (epsilon lower bounds)",
+                                  description=__doc__.split("\n\n")[0])
+    commands = audit.add_subparsers(dest="audit_command", required=True)
+    listing = commands.add_parser("list", help="shipped scenarios and planted bugs")
+    listing.add_argument("--format", default="table", choices=("table", "json"))
+    run_parser = commands.add_parser("run", help="audit a scenario, a planted bug or module:attr")
+    run_parser.add_argument("name", metavar="NAME", help="scenario, planted bug or module:attr")
+    run_parser.add_argument("--trials", type=int, default=None, metavar="N",
+                            help=f"outputs per dataset (default {DEFAULT_TRIALS}, planted bugs: their budget)")
+    run_parser.add_argument("--seed", type=int, default=0, metavar="S")
+    run_parser.add_argument("--executor", default="serial", metavar="EXECUTOR",
+                            help="serial | local | dask://HOST:PORT")
+    run_parser.add_argument("--shards", type=int, default=1, metavar="K")
+    run_parser.add_argument("--confidence", type=float, default=0.95, metavar="C")
+    run_parser.add_argument("--threshold-strategy", default="split", choices=("split", "bonferroni_grid"),
+                            help="one select-split threshold (default) or a Bonferroni grid (serial runs only)")
+    run_parser.add_argument("--report", default=None, metavar="DIR", help="write md/json/csv, manifest and plots")
+    run_parser.add_argument("--format", default="table", choices=("table", "json"))
+    run_parser.add_argument("--no-progress", action="store_true", help="hide the shard progress bar")
+    return audit
+
+
+# ---------------------------------------------------------------------------------------------------
+# Targets
+
+
+def _list_records() -> list[dict]:
+    rows = []
+    for name, scenario in SCENARIOS.items():
+        rows.append({"name": name, "kind": "scenario", "claimed_epsilon": scenario.claimed_epsilon,
+                     "tight_epsilon": scenario.tight_epsilon, "description": scenario.description})
+    for name, (factory, _, _) in _planted().items():
+        scenario = factory()
+        rows.append({"name": name, "kind": "planted bug", "claimed_epsilon": scenario.claimed_epsilon,
+                     "tight_epsilon": scenario.tight_epsilon, "description": scenario.description})
+    return rows
+
+
+def _resolve(name: str) -> tuple[str, Scenario]:
+    """("scenario" | "planted" | "external", Scenario) for NAME; ValueError naming NAME otherwise."""
+    if name in SCENARIOS:
+        return "scenario", SCENARIOS[name]
+    if name in _planted():
+        return "planted", _planted()[name][0]()
+    if ":" in name:
+        try:
+            return "external", executors.resolve_scenario(name)
+        except (ImportError, AttributeError, TypeError) as exc:
+            raise ValueError(f"NAME {name!r} does not name an importable Scenario: {exc}") from None
+    raise ValueError(f"NAME must be a scenario ({', '.join(SCENARIOS)}), a planted bug ({', '.join(_planted())}) "
+                     f"or 'module:attr', got {name!r}")
+
+
+def _runner(kind: str, name: str, scenario: Scenario, *, seed, executor, shards, confidence, progress,
+            strategy="split"):
+    """trials → AuditResult for the chosen target and executor."""
+    sharded = shards > 1 or executor != "serial"
+    if strategy != "split":
+        if sharded:
+            raise ValueError("--threshold-strategy bonferroni_grid runs serially only (--executor serial, --shards 1)")
+        if kind == "planted":
+            attack = _planted()[name][1](scenario)
+            return lambda n: audit_module.audit(scenario, n, seed=seed, attack=attack, confidence=confidence,
+                                                threshold_strategy=strategy)
+        return lambda n: audit_module.audit(scenario, n, seed=seed, confidence=confidence, threshold_strategy=strategy)
+    if kind == "planted":
+        attack = _planted()[name][1](scenario)
+        if not sharded:
+            return lambda n: planted_module.audit_planted(name, seed, n, confidence=confidence)
+        return lambda n: executors.audit_sharded(scenario, n, seed=seed, shards=shards, executor=executor,
+                                                 attack=attack, confidence=confidence, progress=progress)
+    if not sharded:
+        return lambda n: audit_module.audit(scenario, n, seed=seed, confidence=confidence)
+    spec = name if kind in ("scenario", "external") else scenario  # names travel to workers, objects may not
+    return lambda n: executors.audit_sharded(spec, n, seed=seed, shards=shards, executor=executor,
+                                             confidence=confidence, progress=progress)
+
+
+def _verdict_text(kind: str, verdict: str) -> str:
+    return EXPECTED_PLANTED if kind == "planted" and verdict == "violation" else verdict
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    return str(value)
+
+
+def _table(record: dict) -> str:
+    lines = [
+        ("scenario", f"{record['scenario']} ({record['kind']})"),
+        ("trials", f"{record['trials']:,} per dataset (select {record['select_trials']:,}, count "
+                   f"{record['count_trials']:,}, {record['shards']} shard(s)), seed {record['seed']}"),
+        ("confidence", f"{_fmt(record['confidence'])} (each bound at {_fmt(record['bound_confidence'])}), "
+                       f"delta {_fmt(record['delta'])}"),
+        ("strategy", f"{record['threshold_strategy']} (thresholds counted for epsilon_lb: {record['grid_size']})"),
+        ("epsilon_lb", f"{_fmt(record['epsilon_lb'])}  Clopper-Pearson; threshold {_fmt(record['threshold'])}: "
+                       f"FP {record['fp']}/{record['negatives']}, FN {record['fn']}/{record['positives']}"),
+        ("gdp_mu_lb", f"{_fmt(record['gdp_mu_lb'])}  threshold {_fmt(record['gdp_threshold'])}: "
+                      f"FP {record['gdp_fp']}/{record['gdp_negatives']}, FN {record['gdp_fn']}/{record['gdp_positives']}"),
+        ("gdp_epsilon_lb", _fmt(record["gdp_epsilon_lb"])),
+        ("claimed_epsilon", _fmt(record["claimed_epsilon"])),
+        ("tight_epsilon", _fmt(record["tight_epsilon"])),
+        ("verdict", record["verdict_text"]),
+        ("tightness", f"{_fmt(record['tightness'])}  (epsilon_lb / tight; GDP: {_fmt(record['gdp_tightness'])})"),
+        ("oracle_epsilon_lb", f"{_fmt(record['oracle_epsilon_lb'])}  {ORACLE_LABEL}"),
+        ("seconds", f"{record['seconds']:.3g}"),
+    ]
+    if record.get("report"):
+        lines.append(("report", record["report"]))
+    width = max(len(k) for k, _ in lines)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in lines)
+
+
+def _series_counts(trials: int) -> list[int]:
+    """Smaller trial counts for the ε-against-trials plot of a report: trials/100 and trials/10 (≥ 100)."""
+    return sorted({n for n in (trials // 100, trials // 10) if 100 <= n < trials})
+
+
+def _run_audit(args) -> int:
+    if args.trials is not None and args.trials < 2:
+        raise ValueError(f"--trials must be >= 2, got {args.trials}")
+    if args.shards < 1:
+        raise ValueError(f"--shards must be >= 1, got {args.shards}")
+    if not 0.5 < args.confidence < 1:
+        raise ValueError(f"--confidence must lie in (0.5, 1), got {args.confidence}")
+    kind, scenario = _resolve(args.name)
+    trials = args.trials
+    if trials is None:
+        trials = _planted()[args.name][2] if kind == "planted" else DEFAULT_TRIALS
+    run = _runner(kind, args.name, scenario, seed=args.seed, executor=args.executor, shards=args.shards,
+                  confidence=args.confidence, progress=not args.no_progress, strategy=args.threshold_strategy)
+    start = time.perf_counter()
+    result = run(trials)
+    seconds = time.perf_counter() - start
+    record = {"kind": kind, **result_record(result), "seconds": seconds}
+    record["verdict_text"] = _verdict_text(kind, result.verdict)
+    record["oracle_note"] = ORACLE_LABEL
+    record["expected"] = "violation" if kind == "planted" else "consistent"
+    if args.report:
+        serial = _runner(kind, args.name, scenario, seed=args.seed, executor="serial", shards=1,
+                         confidence=args.confidence, progress=False, strategy=args.threshold_strategy)
+        series = epsilon_by_trials(serial, _series_counts(trials))
+        command = "dpref audit run " + " ".join(sys.argv[3:]) if sys.argv[1:2] == ["audit"] else "dpref audit run"
+        write_audit_report([result], args.report, mu={result.scenario: scenario.mu} if scenario.mu else None,
+                           series={result.scenario: series},
+                           manifest={"command": command, "name": args.name, "kind": kind, "executor": args.executor,
+                                     "series_trials": [r.trials for r in series]})
+        record["report"] = str(args.report)
+    if args.format == "json":
+        print(json.dumps(record, indent=2))
+    else:
+        print(_table(record))
+    return 1 if result.verdict == "violation" and kind != "planted" else 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# Quick audits for `dpref check`
+
+
+def quick_audits(seed: int = 0) -> list[dict]:
+    """Every shipped scenario at ``QUICK_TRIALS`` trials and every planted bug at its budget (≤ QUICK_TRIALS),
+    serially: one record each with name, kind, trials, the bounds, verdict, ``expected`` ("consistent" for
+    scenarios, "violation" for planted bugs), ``ok`` (verdict == expected) and seconds."""
+    targets = [(name, "scenario", lambda n, s=s: audit_module.audit(s, n, seed=seed), QUICK_TRIALS)
+               for name, s in SCENARIOS.items()]
+    targets += [(name, "planted", lambda n, name=name: planted_module.audit_planted(name, seed, n),
+                 min(budget, QUICK_TRIALS)) for name, (_, _, budget) in _planted().items()]
+    records = []
+    for name, kind, run, trials in targets:
+        start = time.perf_counter()
+        result = run(trials)
+        expected = "violation" if kind == "planted" else "consistent"
+        records.append({
+            "name": name, "kind": kind, "trials": result.trials, "claimed_epsilon": result.claimed_epsilon,
+            "tight_epsilon": result.tight_epsilon, "epsilon_lb": result.epsilon_lb,
+            "gdp_epsilon_lb": result.gdp_epsilon_lb, "verdict": result.verdict, "expected": expected,
+            "ok": result.verdict == expected, "seconds": time.perf_counter() - start,
+        })
+    return records
+
+
+QUICK_COLUMNS = ["name", "kind", "trials", "claimed_epsilon", "tight_epsilon", "epsilon_lb", "gdp_epsilon_lb",
+                 "verdict", "expected", "ok", "seconds"]
+
+
+def quick_audits_frame(records: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame(records, columns=QUICK_COLUMNS)
+
+
+def run(args) -> int:
+    """Run ``dpref audit list|run`` from parsed arguments; returns the exit code (0, 1 or 2)."""
+    try:
+        if args.audit_command == "list":
+            frame = pd.DataFrame(_list_records(), columns=["name", "kind", "claimed_epsilon", "tight_epsilon",
+                                                           "description"])
+            print(render(frame, args.format))
+            return 0
+        if args.audit_command == "run":
+            return _run_audit(args)
+        raise ValueError(f"unknown audit command {args.audit_command!r}")
+    except (ValueError, TypeError) as exc:
+        print(f"dpref audit: error: {exc}", file=sys.stderr)
+        return 2

@@ -1,0 +1,303 @@
+"""Audit reports: records, tables and plots of ``AuditResult``s (DESIGN.md, empirical_dp/ "reports and plots").
+
+Sources:
+- Dong, Roth, Su 2022 (JRSS-B) Def. 2.6 / Thm 2.7: the Gaussian mechanism with μ = Δ/σ has the trade-off curve
+  FNR = Φ(Φ⁻¹(1 − FPR) − μ), i.e. the best attack's ROC is TPR = Φ(Φ⁻¹(FPR) + μ); an attack's empirical ROC lies on
+  or below it (up to sampling noise).
+- ``empirical_dp.bounds.ceiling_table``: the largest ε any threshold attack can certify with N counted trials per
+  dataset (perfect separation), the ceiling of the ε_lb-against-trials plot.
+
+A report directory holds ``audits.{md,json,csv}`` and ``manifest.json`` (``proofs_checks.report.write_report``) and,
+when matplotlib is importable, ``roc_<scenario>.png`` (for results carrying an ROC) and
+``epsilon_vs_trials_<scenario>.png`` (for scenarios audited at two or more trial counts). Plots use the Agg backend
+and are written to files only.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.stats import norm
+
+from proofs_checks.report import write_report
+from reference.validation import check_int, check_real
+
+from .audit import AuditResult
+from .bounds import ceiling_table
+
+__all__ = [
+    "result_record",
+    "results_frame",
+    "roc_arrays",
+    "gdp_roc",
+    "epsilon_by_trials",
+    "plot_roc",
+    "plot_epsilon_vs_trials",
+    "write_audit_report",
+    "matplotlib_available",
+]
+
+#: Columns of ``results_frame`` in order (``result_record`` keys).
+COLUMNS = [
+    "scenario", "trials", "select_trials", "count_trials", "seed", "shards", "confidence", "bound_confidence",
+    "delta", "epsilon_lb", "gdp_mu_lb", "gdp_epsilon_lb", "claimed_epsilon", "tight_epsilon", "verdict",
+    "tightness", "gdp_tightness", "oracle_epsilon_lb", "threshold_strategy", "grid_size", "threshold", "fp", "negatives", "fn",
+    "positives", "gdp_threshold", "gdp_fp", "gdp_negatives", "gdp_fn", "gdp_positives",
+]
+
+
+def _check_result(result) -> AuditResult:
+    if not isinstance(result, AuditResult):
+        raise TypeError(f"result must be an AuditResult, got {type(result).__name__}")
+    return result
+
+
+def _json_number(value):
+    """float → float, or "inf"/"-inf" (JSON has no infinities); NaN never occurs in an AuditResult."""
+    if value is None:
+        return None
+    value = float(value)
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+def result_record(result) -> dict:
+    """One JSON-safe dict per audit: the bounds (ε_lb, GDP μ_lb and ε_lb), claimed and tight ε, verdict, tightness,
+    the oracle value (report only, not a bound), the threshold and the counts behind each bound, trials, seed and
+    confidence. Infinite values are the strings "inf"/"-inf"; unknown values are None."""
+    result = _check_result(result)
+    counts, gdp_counts = result.counts, result.gdp_counts
+    return {
+        "scenario": result.scenario,
+        "trials": int(result.trials),
+        "select_trials": int(result.select_trials),
+        "count_trials": int(result.count_trials),
+        "seed": int(result.seed),
+        "shards": int(result.shards),
+        "confidence": float(result.confidence),
+        "bound_confidence": float(result.bound_confidence),
+        "delta": float(result.delta),
+        "epsilon_lb": _json_number(result.epsilon_lb),
+        "gdp_mu_lb": _json_number(result.gdp_mu_lb),
+        "gdp_epsilon_lb": _json_number(result.gdp_epsilon_lb),
+        "claimed_epsilon": _json_number(result.claimed_epsilon),
+        "tight_epsilon": _json_number(result.tight_epsilon),
+        "verdict": result.verdict,
+        "tightness": _json_number(result.tightness),
+        "gdp_tightness": _json_number(result.gdp_tightness),
+        "oracle_epsilon_lb": _json_number(result.oracle_epsilon_lb),
+        # added to AuditResult by the threshold-strategy option; absent in older results
+        "threshold_strategy": getattr(result, "threshold_strategy", None),
+        "grid_size": getattr(result, "grid_size", None),
+        "threshold": _json_number(result.threshold),
+        "fp": int(counts.fp), "negatives": int(counts.negatives),
+        "fn": int(counts.fn), "positives": int(counts.positives),
+        "gdp_threshold": _json_number(result.gdp_threshold),
+        "gdp_fp": int(gdp_counts.fp), "gdp_negatives": int(gdp_counts.negatives),
+        "gdp_fn": int(gdp_counts.fn), "gdp_positives": int(gdp_counts.positives),
+    }
+
+
+def results_frame(results: Iterable) -> pd.DataFrame:
+    """``result_record`` of each result as one row (columns ``COLUMNS``)."""
+    if isinstance(results, AuditResult):
+        raise TypeError("results must be an iterable of AuditResult, got a single AuditResult")
+    records = [result_record(r) for r in results]
+    return pd.DataFrame(records, columns=COLUMNS)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Curves
+
+
+def roc_arrays(result) -> tuple[np.ndarray, np.ndarray] | None:
+    """(FPR, TPR) of the attack from ``result.roc`` (an (fpr, tpr) pair or an object with ``fpr``/``tpr``), or
+    None when the result carries no ROC."""
+    roc = getattr(_check_result(result), "roc", None)
+    if roc is None:
+        return None
+    if hasattr(roc, "fpr") and hasattr(roc, "tpr"):
+        fpr, tpr = roc.fpr, roc.tpr
+    else:
+        fpr, tpr = roc
+    fpr, tpr = np.asarray(fpr, dtype=np.float64), np.asarray(tpr, dtype=np.float64)
+    if fpr.shape != tpr.shape or fpr.ndim != 1:
+        raise ValueError(f"result.roc must hold two 1-d arrays of one length, got shapes {fpr.shape}, {tpr.shape}")
+    return fpr, tpr
+
+
+def gdp_roc(false_positive_rate, mu) -> np.ndarray:
+    """The ROC of the most powerful test against μ-GDP (Dong–Roth–Su Def. 2.6): TPR = Φ(Φ⁻¹(FPR) + μ).
+
+    false_positive_rate: FPR in [0, 1] (array); mu: μ ≥ 0."""
+    mu = check_real("mu", mu, nonnegative=True)
+    fpr = np.asarray(false_positive_rate, dtype=np.float64)
+    if not np.all((fpr >= 0) & (fpr <= 1)):
+        raise ValueError("false_positive_rate must lie in [0, 1]")
+    return norm.cdf(norm.ppf(fpr) + mu)
+
+
+def epsilon_by_trials(run: Callable[[int], AuditResult], trial_counts: Sequence[int]) -> list[AuditResult]:
+    """``run(n)`` for each n in ``trial_counts`` (e.g. ``lambda n: audit(scenario, n, seed=0)``): the series of
+    ``plot_epsilon_vs_trials``."""
+    if not callable(run):
+        raise TypeError(f"run must be callable, got {type(run).__name__}")
+    counts = [check_int(f"trial_counts[{i}]", n, minimum=2) for i, n in enumerate(trial_counts)]
+    return [_check_result(run(n)) for n in counts]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Plots
+
+
+def matplotlib_available() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")  # files only; never a window
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_roc(result, path, *, mu=None) -> Path:
+    """ROC of the attack (``result.roc``, when present) against the tight Gaussian-DP curve TPR = Φ(Φ⁻¹(FPR) + μ)
+    (when ``mu`` is given), on linear and on log–log axes (the tails decide ε). Writes a PNG to ``path``."""
+    result = _check_result(result)
+    arrays = roc_arrays(result)
+    if arrays is None and mu is None:
+        raise ValueError("nothing to plot: result has no roc and mu is None")
+    plt = _pyplot()
+    figure, axes = plt.subplots(1, 2, figsize=(10, 4.5))
+    grid = np.concatenate([np.geomspace(1e-7, 1e-2, 200), np.linspace(1e-2, 1, 200)])
+    for ax, log in zip(axes, (False, True)):
+        if mu is not None:
+            ax.plot(grid, gdp_roc(grid, mu), color="black", lw=1.5, label=f"tight Gaussian DP, μ = {mu:.4g}")
+        if arrays is not None:
+            fpr, tpr = arrays
+            ax.plot(fpr, tpr, color="tab:blue", lw=1.2, drawstyle="steps-post", label="attack (counted split; descriptive)")
+        ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls=":", label="random guess")
+        ax.set_xlabel("false positive rate (say D' on D)")
+        ax.set_ylabel("true positive rate (say D' on D')")
+        if log:
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlim(max(1e-7, 0.5 / max(result.count_trials, 1)), 1)
+            ax.set_ylim(1e-3, 1.02)
+            ax.set_title("log–log (tails)")
+        else:
+            ax.set_xlim(0, 1)
+            ax.set_ylim(0, 1.02)
+            ax.set_title(f"{result.scenario}: ROC, {result.trials:,} trials per dataset")
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="lower right", fontsize=8)
+    figure.tight_layout()
+    path = Path(path)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def plot_epsilon_vs_trials(results: Sequence, path, *, points: int = 60) -> Path:
+    """ε_lb and the GDP ε_lb against the counted trials per dataset (log axis), with the ceiling curve (largest ε_lb
+    any threshold attack can certify at that count, ``bounds.ceiling_table``) and the claimed and tight ε.
+    results: audits of ONE scenario at two or more trial counts. Writes a PNG to ``path``."""
+    results = sorted((_check_result(r) for r in results), key=lambda r: r.count_trials)
+    if len(results) < 2:
+        raise ValueError(f"results must hold at least 2 audits, got {len(results)}")
+    if len({r.scenario for r in results}) != 1:
+        raise ValueError("results must all audit the same scenario")
+    first, last = results[0], results[-1]
+    counts = np.array([r.count_trials for r in results])
+    grid = np.unique(np.geomspace(max(1, counts[0] / 30), counts[-1] * 3, points).astype(np.int64))
+    ceiling = ceiling_table(grid.tolist(), first.delta, first.bound_confidence)
+    plt = _pyplot()
+    figure, ax = plt.subplots(figsize=(7, 4.5))
+    ax.plot(ceiling["trials_per_side"], ceiling["epsilon_ceiling"], color="grey", ls="--",
+            label="ceiling (perfect separation)")
+    ax.plot(counts, [r.epsilon_lb for r in results], "o-", color="tab:blue", label="ε_lb (Clopper–Pearson)")
+    if first.delta > 0:
+        ax.plot(counts, [r.gdp_epsilon_lb for r in results], "s-", color="tab:green", label="GDP ε_lb")
+    ax.plot(counts, [r.oracle_epsilon_lb for r in results], "x:", color="tab:red", alpha=0.6,
+            label="oracle (not a bound)")
+    claimed = last.claimed_epsilon
+    same = last.tight_epsilon is not None and last.tight_epsilon == claimed
+    if math.isfinite(claimed):
+        ax.axhline(claimed, color="black", lw=1.2,
+                   label=f"claimed ε = {'tight ε = ' if same else ''}{claimed:.4g}")
+    if last.tight_epsilon is not None and not same:
+        ax.axhline(last.tight_epsilon, color="tab:purple", lw=1, ls="-.", label=f"tight ε = {last.tight_epsilon:.4g}")
+    # log ε axis: the ceiling grows like log N and sits far above the bounds, which live near the claim
+    values = [v for v in [claimed, last.tight_epsilon] + [r.epsilon_lb for r in results]
+              + [r.gdp_epsilon_lb for r in results] if v is not None and math.isfinite(v) and v > 0]
+    ax.set_yscale("log")
+    ax.set_ylim(min(values + [1.0]) / 3, 1.5 * max(values + [float(ceiling["epsilon_ceiling"].max())]))
+    ax.set_xscale("log")
+    ax.set_xlabel("counted trials per dataset")
+    ax.set_ylabel("ε")
+    ax.set_title(f"{first.scenario}: ε lower bounds, δ = {first.delta:g}, confidence {first.confidence:g}")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    figure.tight_layout()
+    path = Path(path)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "scenario"
+
+
+def write_audit_report(results, directory, *, manifest: dict, mu: dict | None = None, series: dict | None = None,
+                       name: str = "audits") -> Path:
+    """Write ``{name}.md/.json/.csv`` and ``manifest.json`` for ``results`` into ``directory`` and, when matplotlib
+    is importable, the plots: ``roc_<scenario>.png`` for each result with an ROC or a known μ, and
+    ``epsilon_vs_trials_<scenario>.png`` for each scenario with audits at two or more trial counts (taken from
+    ``results`` and ``series``).
+
+    mu: scenario name → μ (draws the tight GDP curve on the ROC plot); series: scenario name → list of extra
+    ``AuditResult``s at other trial counts (plot only, not in the tables). Returns the directory; the PNG names
+    written are listed in ``manifest.json`` under "plots".
+    """
+    results = [_check_result(r) for r in results]
+    if not results:
+        raise ValueError("results must not be empty")
+    if not isinstance(manifest, dict):
+        raise TypeError(f"manifest must be a dict, got {type(manifest).__name__}")
+    mu = dict(mu or {})
+    series = {k: list(v) for k, v in (series or {}).items()}
+    path = Path(directory)
+    path.mkdir(parents=True, exist_ok=True)
+    plots = []
+    if matplotlib_available():
+        for result in results:
+            scenario_mu = mu.get(result.scenario)
+            if roc_arrays(result) is not None or scenario_mu is not None:
+                plots.append(plot_roc(result, path / f"roc_{_slug(result.scenario)}.png", mu=scenario_mu).name)
+        by_scenario: dict[str, list[AuditResult]] = {}
+        for result in results + [r for extra in series.values() for r in extra]:
+            by_scenario.setdefault(result.scenario, []).append(result)
+        for scenario, group in by_scenario.items():
+            if len({r.count_trials for r in group}) >= 2:
+                unique = list({r.count_trials: r for r in group}.values())
+                plots.append(plot_epsilon_vs_trials(unique, path / f"epsilon_vs_trials_{_slug(scenario)}.png").name)
+    frame = results_frame(results)
+    write_report(frame, path, manifest={**manifest, "plots": plots}, name=name)
+    if plots:  # link the plots from the Markdown table
+        with open(path / f"{name}.md", "a") as handle:
+            handle.write("\n" + "\n".join(f"![{p}]({p})" for p in plots) + "\n")
+    return path

@@ -1,0 +1,215 @@
+"""``dpref audit`` (list, run, report, planted bugs, usage errors), ``quick_audits`` for ``dpref check``, and the
+records and curves of ``empirical_dp.report``."""
+
+import dataclasses
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import norm
+
+from dpref import audit as audit_cli
+from dpref import cli
+from empirical_dp import planted
+from empirical_dp.audit import audit
+from empirical_dp.report import gdp_roc, result_record, results_frame, roc_arrays, write_audit_report
+from empirical_dp.scenarios import SCENARIOS, gaussian_scenario
+
+
+def run(capsys, *argv):
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _has_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_list_names_every_scenario_and_planted_bug(capsys):
+    code, out, _ = run(capsys, "audit", "list", "--format", "json")
+    assert code == 0
+    rows = {r["name"]: r for r in json.loads(out)}
+    assert set(rows) == set(SCENARIOS) | set(planted.PLANTED)
+    assert rows["gaussian"]["kind"] == "scenario"
+    assert rows["gaussian"]["claimed_epsilon"] == pytest.approx(1.0, rel=1e-9)
+    assert rows["gaussian"]["tight_epsilon"] == pytest.approx(1.0, rel=1e-9)
+    for name in planted.PLANTED:
+        assert rows[name]["kind"] == "planted bug"
+    code, out, _ = run(capsys, "audit", "list")
+    assert code == 0 and "noise_halved" in out and "description" in out
+
+
+def test_run_gaussian_json_fields_match_a_direct_audit(capsys):
+    code, out, _ = run(capsys, "audit", "run", "gaussian", "--trials", "100000", "--format", "json")
+    assert code == 0
+    record = json.loads(out)
+    direct = audit(SCENARIOS["gaussian"], 100000, seed=0)
+    assert record["scenario"] == "gaussian" and record["kind"] == "scenario"
+    assert record["trials"] == 100000 == record["select_trials"] + record["count_trials"]
+    assert record["epsilon_lb"] == direct.epsilon_lb
+    assert record["gdp_mu_lb"] == direct.gdp_mu_lb
+    assert record["gdp_epsilon_lb"] == direct.gdp_epsilon_lb
+    assert record["oracle_epsilon_lb"] == direct.oracle_epsilon_lb
+    assert record["oracle_note"] == "oracle (not a bound)"
+    assert record["claimed_epsilon"] == SCENARIOS["gaussian"].claimed_epsilon
+    assert record["tight_epsilon"] == SCENARIOS["gaussian"].tight_epsilon
+    assert record["tightness"] == pytest.approx(record["epsilon_lb"] / record["tight_epsilon"], rel=1e-15)
+    assert record["verdict"] == "consistent" and record["expected"] == "consistent"
+    assert (record["fp"], record["negatives"], record["fn"], record["positives"]) == (
+        direct.counts.fp, direct.counts.negatives, direct.counts.fn, direct.counts.positives)
+    assert record["seed"] == 0 and record["confidence"] == 0.95
+
+
+def test_run_table_labels_the_oracle(capsys):
+    code, out, _ = run(capsys, "audit", "run", "gaussian", "--trials", "20000")
+    assert code == 0
+    for label in ("epsilon_lb", "gdp_mu_lb", "gdp_epsilon_lb", "claimed_epsilon", "tight_epsilon", "verdict",
+                  "tightness", "oracle (not a bound)"):
+        assert label in out
+
+
+def test_sharded_run_equals_serial(capsys):
+    code, out, _ = run(capsys, "audit", "run", "gaussian", "--trials", "20000", "--shards", "3", "--format", "json",
+                       "--no-progress")
+    assert code == 0
+    record = json.loads(out)
+    direct = audit(SCENARIOS["gaussian"], 20000, seed=0, shards=3)
+    assert record["shards"] == 3
+    assert record["epsilon_lb"] == direct.epsilon_lb and record["gdp_mu_lb"] == direct.gdp_mu_lb
+
+
+def test_report_writes_tables_manifest_and_plots(capsys, tmp_path):
+    code, out, _ = run(capsys, "audit", "run", "gaussian", "--trials", "100000", "--report", str(tmp_path),
+                       "--format", "json")
+    assert code == 0
+    record = json.loads(out)
+    rows = json.loads((tmp_path / "audits.json").read_text())
+    assert len(rows) == 1 and rows[0]["epsilon_lb"] == record["epsilon_lb"]
+    assert "gaussian" in (tmp_path / "audits.md").read_text()
+    assert (tmp_path / "audits.csv").read_text().startswith("scenario,")
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["name"] == "gaussian" and "versions" in manifest
+    if _has_matplotlib():
+        assert set(manifest["plots"]) == {"roc_gaussian.png", "epsilon_vs_trials_gaussian.png"}
+        for name in manifest["plots"]:
+            assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    else:
+        assert manifest["plots"] == []
+
+
+def test_planted_bug_exits_zero_with_expected_violation(capsys):
+    code, out, _ = run(capsys, "audit", "run", "noise_halved")
+    assert code == 0
+    assert "violation (expected: planted bug)" in out
+
+
+def test_violation_of_an_ordinary_scenario_exits_one(capsys, monkeypatch):
+    # the Gaussian mechanism with μ = 1 claimed at ε = 0.1: its tight ε(1e-5) is ≈ 4.4
+    monkeypatch.setitem(SCENARIOS, "underclaimed", gaussian_scenario(1.0, 1.0, 1, 1e-5, claimed_epsilon=0.1,
+                                                                     name="underclaimed"))
+    code, out, _ = run(capsys, "audit", "run", "underclaimed", "--trials", "20000", "--format", "json")
+    assert code == 1
+    assert json.loads(out)["verdict"] == "violation"
+
+
+def test_module_attr_name(capsys):
+    code, out, _ = run(capsys, "audit", "run", "empirical_dp.scenarios:SCENARIOS", "--trials", "1000")
+    assert code == 2  # a dict, not a Scenario
+    code, out, _ = run(capsys, "audit", "run", "tests.test_audit_cli:EXTERNAL", "--trials", "20000",
+                       "--format", "json")
+    assert code == 0 and json.loads(out)["kind"] == "external"
+
+
+EXTERNAL = gaussian_scenario(1.0, 4.0, 2, 1e-5, name="external_gaussian")
+
+
+def test_bonferroni_grid_strategy(capsys):
+    code, out, _ = run(capsys, "audit", "run", "gaussian", "--trials", "50000", "--threshold-strategy",
+                       "bonferroni_grid", "--format", "json")
+    assert code == 0
+    record = json.loads(out)
+    direct = audit(SCENARIOS["gaussian"], 50000, seed=0, threshold_strategy="bonferroni_grid")
+    assert record["threshold_strategy"] == "bonferroni_grid" and record["grid_size"] == direct.grid_size
+    assert record["epsilon_lb"] == direct.epsilon_lb
+
+
+@pytest.mark.parametrize("argv, parameter", [
+    (("gaussian", "--trials", "1000", "--threshold-strategy", "bonferroni_grid", "--shards", "2"),
+     "--threshold-strategy"),
+    (("no_such_scenario",), "NAME"),
+    (("no_such_module_xyz:thing",), "NAME"),
+    (("gaussian", "--trials", "1"), "--trials"),
+    (("gaussian", "--shards", "0"), "--shards"),
+    (("gaussian", "--confidence", "0.3"), "--confidence"),
+    (("gaussian", "--trials", "1000", "--executor", "ftp://x"), "executor"),
+])
+def test_bad_usage_exits_two_naming_the_parameter(capsys, argv, parameter):
+    code, out, err = run(capsys, "audit", "run", *argv)
+    assert code == 2 and out == ""
+    assert parameter in err
+
+
+def test_quick_audits_all_ok():
+    records = audit_cli.quick_audits()
+    assert {r["name"] for r in records} == set(SCENARIOS) | set(planted.PLANTED)
+    for r in records:
+        expected = "violation" if r["name"] in planted.PLANTED else "consistent"
+        assert r["expected"] == expected
+        assert r["ok"] is True, r
+        assert r["trials"] <= audit_cli.QUICK_TRIALS
+
+
+def test_check_audits_fails_on_a_record_not_ok(capsys, monkeypatch):
+    bad = {c: None for c in audit_cli.QUICK_COLUMNS}
+    bad.update(name="gaussian", kind="scenario", verdict="violation", expected="consistent", ok=False)
+    monkeypatch.setattr(audit_cli, "quick_audits", lambda: [bad])
+    assert cli._check_audits("table", None, "dpref check") == 1
+    _, err = capsys.readouterr()
+    assert "audit gaussian (scenario): verdict violation, expected consistent" in err
+
+
+# ---------------------------------------------------------------------------------------------------
+# empirical_dp.report
+
+
+def test_result_record_is_json_safe_and_infinities_are_strings():
+    result = audit(SCENARIOS["gaussian"], 2000, seed=1)
+    record = result_record(result)
+    json.dumps(record, allow_nan=False)
+    pure = dataclasses.replace(result, claimed_epsilon=math.inf)
+    assert result_record(pure)["claimed_epsilon"] == "inf"
+    frame = results_frame([result, result])
+    assert len(frame) == 2 and list(frame["epsilon_lb"]) == [result.epsilon_lb] * 2
+    with pytest.raises(TypeError, match="result"):
+        result_record({"epsilon_lb": 1})
+
+
+def test_gdp_roc_closed_form():
+    fpr = np.array([0.0, 1e-6, 0.01, 0.3, 0.5, 1.0])
+    np.testing.assert_allclose(gdp_roc(fpr, 0.0), fpr, rtol=1e-12, atol=0)
+    # Dong–Roth–Su Def. 2.6: TPR = 1 − G_μ(FPR) = 1 − Φ(Φ⁻¹(1 − FPR) − μ)
+    np.testing.assert_allclose(gdp_roc(fpr[1:-1], 0.7), 1 - norm.cdf(norm.ppf(1 - fpr[1:-1]) - 0.7), rtol=1e-9)
+    assert gdp_roc(0.5, 0.7) == pytest.approx(norm.cdf(0.7), rel=1e-15)
+    with pytest.raises(ValueError, match="mu"):
+        gdp_roc(fpr, -1.0)
+    with pytest.raises(ValueError, match="false_positive_rate"):
+        gdp_roc([1.5], 1.0)
+
+
+def test_roc_plot_when_the_result_carries_an_roc(tmp_path):
+    pytest.importorskip("matplotlib")
+    result = audit(SCENARIOS["gaussian"], 20000, seed=2)
+    if roc_arrays(result) is None:
+        if "roc" not in {f.name for f in dataclasses.fields(result)}:
+            pytest.skip("AuditResult has no roc field")
+        pytest.skip("audit returned no ROC")
+    fpr, tpr = roc_arrays(result)
+    assert fpr.shape == tpr.shape and np.all((fpr >= 0) & (fpr <= 1)) and np.all((tpr >= 0) & (tpr <= 1))
+    path = write_audit_report([result], tmp_path, manifest={"command": "test"})
+    assert (path / "roc_gaussian.png").exists()
