@@ -2,14 +2,16 @@
 
     dpref audit list [--format table|json]
     dpref audit run NAME [--trials N] [--seed S] [--executor serial|local|dask://HOST:PORT] [--shards K]
-                         [--confidence C] [--threshold-strategy split|bonferroni_grid] [--report DIR]
+                         [--confidence C] [--threshold-strategy bonferroni_grid|split] [--report DIR]
                          [--format table|json] [--no-progress]
 
 NAME is a built-in scenario (``empirical_dp.scenarios.SCENARIOS``), a planted bug (``empirical_dp.planted.PLANTED``)
 or ``module:attr`` naming an importable ``Scenario``. ``run`` draws N outputs per dataset (default: 100 000, or the
-planted bug's budget), chooses the threshold on a disjoint select split and prints the certified ε_lb
-(Clopper–Pearson), the GDP μ_lb and its ε, the claimed and tight ε, the verdict and the tightness ε_lb / tight ε, and
-the oracle ε_lb (best threshold on the counted data: "oracle (not a bound)"). With --shards > 1 or an executor other
+planted bug's budget), chooses the thresholds on a disjoint select split (default strategy "bonferroni_grid") and
+prints the certified ε_lb (Clopper–Pearson), the GDP μ_lb and its ε, the claimed and tight ε, the verdict and the
+tightness ε_lb / tight ε; for a scenario whose law is known (μ-GDP, likelihood-ratio attack) the known-law oracle ε_lb
+(what one threshold chosen from the true law certifies on the same counted data) and ε_lb minus it; and the
+search-based oracle ε_lb ("best threshold searched on the counted data (not a bound, optimistic)"). With --shards > 1 or an executor other
 than serial the counted shards run through ``empirical_dp.executors.audit_sharded``.
 
 Exit codes: 0 consistent, or a violation of a planted bug (printed "violation (expected: planted bug)");
@@ -34,14 +36,16 @@ from empirical_dp.report import epsilon_by_trials, result_record, write_audit_re
 from empirical_dp.scenarios import SCENARIOS, Scenario
 from proofs_checks.report import render
 
-__all__ = ["register", "run", "quick_audits", "QUICK_TRIALS", "DEFAULT_TRIALS", "ORACLE_LABEL"]
+__all__ = ["register", "run", "quick_audits", "QUICK_TRIALS", "DEFAULT_TRIALS", "ORACLE_LABEL", "KNOWN_LAW_LABEL"]
 
 #: Trials per dataset for a shipped scenario in ``quick_audits`` (planted bugs use their own, smaller budgets).
 QUICK_TRIALS = 200_000
 #: Trials per dataset of ``audit run`` on a scenario when --trials is not given.
 DEFAULT_TRIALS = 100_000
 #: How the oracle value is labelled everywhere: it is chosen on the counted data, so it certifies nothing.
-ORACLE_LABEL = "oracle (not a bound)"
+ORACLE_LABEL = "best threshold searched on the counted data (not a bound, optimistic)"
+#: How the known-law oracle is labelled: the ε_lb one threshold fixed from the true law would certify on the same data.
+KNOWN_LAW_LABEL = "one threshold chosen from the true law, counted on the same data (yardstick, not the verdict)"
 EXPECTED_PLANTED = "violation (expected: planted bug)"
 
 
@@ -65,8 +69,8 @@ def register(subparsers) -> argparse.ArgumentParser:
                             help="serial | local | dask://HOST:PORT")
     run_parser.add_argument("--shards", type=int, default=1, metavar="K")
     run_parser.add_argument("--confidence", type=float, default=0.95, metavar="C")
-    run_parser.add_argument("--threshold-strategy", default="split", choices=("split", "bonferroni_grid"),
-                            help="one select-split threshold (default) or a Bonferroni grid (serial runs only)")
+    run_parser.add_argument("--threshold-strategy", default="bonferroni_grid", choices=("split", "bonferroni_grid"),
+                            help="a Bonferroni grid of select-split thresholds (default) or one select-split threshold")
     run_parser.add_argument("--report", default=None, metavar="DIR", help="write md/json/csv, manifest and plots")
     run_parser.add_argument("--format", default="table", choices=("table", "json"))
     run_parser.add_argument("--no-progress", action="store_true", help="hide the shard progress bar")
@@ -105,28 +109,18 @@ def _resolve(name: str) -> tuple[str, Scenario]:
 
 
 def _runner(kind: str, name: str, scenario: Scenario, *, seed, executor, shards, confidence, progress,
-            strategy="split"):
-    """trials → AuditResult for the chosen target and executor."""
+            strategy="bonferroni_grid"):
+    """trials → AuditResult for the chosen target, executor and threshold strategy."""
     sharded = shards > 1 or executor != "serial"
-    if strategy != "split":
-        if sharded:
-            raise ValueError("--threshold-strategy bonferroni_grid runs serially only (--executor serial, --shards 1)")
-        if kind == "planted":
-            attack = _planted()[name][1](scenario)
-            return lambda n: audit_module.audit(scenario, n, seed=seed, attack=attack, confidence=confidence,
-                                                threshold_strategy=strategy)
-        return lambda n: audit_module.audit(scenario, n, seed=seed, confidence=confidence, threshold_strategy=strategy)
-    if kind == "planted":
-        attack = _planted()[name][1](scenario)
-        if not sharded:
-            return lambda n: planted_module.audit_planted(name, seed, n, confidence=confidence)
-        return lambda n: executors.audit_sharded(scenario, n, seed=seed, shards=shards, executor=executor,
-                                                 attack=attack, confidence=confidence, progress=progress)
+    attack = _planted()[name][1](scenario) if kind == "planted" else None
     if not sharded:
-        return lambda n: audit_module.audit(scenario, n, seed=seed, confidence=confidence)
+        if kind == "planted" and strategy == "bonferroni_grid":
+            return lambda n: planted_module.audit_planted(name, seed, n, confidence=confidence)
+        return lambda n: audit_module.audit(scenario, n, seed=seed, attack=attack, confidence=confidence,
+                                            threshold_strategy=strategy)
     spec = name if kind in ("scenario", "external") else scenario  # names travel to workers, objects may not
-    return lambda n: executors.audit_sharded(spec, n, seed=seed, shards=shards, executor=executor,
-                                             confidence=confidence, progress=progress)
+    return lambda n: executors.audit_sharded(spec, n, seed=seed, shards=shards, executor=executor, attack=attack,
+                                             confidence=confidence, progress=progress, threshold_strategy=strategy)
 
 
 def _verdict_text(kind: str, verdict: str) -> str:
@@ -158,6 +152,8 @@ def _table(record: dict) -> str:
         ("tight_epsilon", _fmt(record["tight_epsilon"])),
         ("verdict", record["verdict_text"]),
         ("tightness", f"{_fmt(record['tightness'])}  (epsilon_lb / tight; GDP: {_fmt(record['gdp_tightness'])})"),
+        ("known_law_oracle", f"{_fmt(record['known_law_oracle_epsilon_lb'])}  {KNOWN_LAW_LABEL}"),
+        ("epsilon_lb - oracle", f"{_fmt(record['epsilon_lb_minus_known_law_oracle'])}  (epsilon_lb minus known-law oracle)"),
         ("oracle_epsilon_lb", f"{_fmt(record['oracle_epsilon_lb'])}  {ORACLE_LABEL}"),
         ("seconds", f"{record['seconds']:.3g}"),
     ]
@@ -191,6 +187,7 @@ def _run_audit(args) -> int:
     record = {"kind": kind, **result_record(result), "seconds": seconds}
     record["verdict_text"] = _verdict_text(kind, result.verdict)
     record["oracle_note"] = ORACLE_LABEL
+    record["known_law_oracle_note"] = KNOWN_LAW_LABEL
     record["expected"] = "violation" if kind == "planted" else "consistent"
     if args.report:
         serial = _runner(kind, args.name, scenario, seed=args.seed, executor="serial", shards=1,

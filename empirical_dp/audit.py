@@ -6,8 +6,8 @@ Sources:
   two error rates into an ε lower bound (``empirical_dp.bounds``).
 - The Jagielski ``compute_results`` pitfall (anchors.md §7): picking the best threshold on the counted data voids
   the confidence. Here the threshold is chosen on a SELECT split drawn from streams disjoint from the COUNT split
-  (jax_privacy ``Split(frac)``); the oracle value (best threshold on the counted split itself) is reported for
-  comparison only and is not a bound.
+  (jax_privacy ``Split(frac)``); the search oracle (best threshold searched on the counted split itself) is
+  reported for comparison only: not a bound, optimistic.
 - Dong, Roth, Su 2022 Def. 2.6 / Cor. 2.13 for the Gaussian-DP μ lower bound and its ε(δ).
 
 Randomness schedule (``Streams(seed)``): the select split draws ``scenario.sample(rng, n_select, which)`` from
@@ -19,8 +19,8 @@ can run serially, on a process pool or on Dask with the same answer.
 Decision rule: "D'" iff score > threshold. FP = #{D outputs with score > t}, FN = #{D' outputs with score ≤ t}.
 
 Threshold strategies (``audit(threshold_strategy=...)``):
-- "split" (default): one threshold, the select split's best ε_lb (``select_threshold``), counted once.
-- "bonferroni_grid": a grid of k = ``grid_size`` thresholds fixed from the SELECT split only, before any counted
+- "split": one threshold, the select split's best ε_lb (``select_threshold``), counted once.
+- "bonferroni_grid" (default): a grid of k = ``grid_size`` thresholds fixed from the SELECT split only, before any counted
   output is looked at: for expected counted event numbers c_i geometric in ``GRID_EVENTS`` (k/2 values), the select
   split's D-score quantile at level 1 − c_i/n_count (a false-positive tail) and its D'-score quantile at level
   c_i/n_count (a false-negative tail) (``grid_thresholds``). Every grid threshold is counted and its ε_lb computed at
@@ -33,7 +33,15 @@ Threshold strategies (``audit(threshold_strategy=...)``):
   Measured on ``gaussian`` at 10⁶ trials, seeds 0–4, confidence 0.95: grid (fraction 0.05, k = 16) ε_lb 0.745 mean /
   0.729 min, vs 0.754 for the best fixed threshold of the TRUE law counted on the same split (max gap 0.024);
   "split" 0.713 / 0.676. ``GRID_EVENTS`` suits ε ≈ 1 with small δ; for a large true ε (e.g. 2) or ≤ 2 000 trials
-  "split" was up to ~0.07 better. "split" stays the default because ``executors.audit_sharded`` reproduces it.
+  "split" was up to ~0.07 better. ``executors.audit_sharded`` reproduces both strategies field for field.
+
+Known-law oracle (``AuditResult.known_law_oracle_epsilon_lb``): what an oracle-chosen threshold would certify with
+the same trial count, the yardstick for ε_lb. When the score's law is known (``has_known_law``: a μ-GDP scenario
+with its likelihood-ratio score, LLR ~ N(∓μ²/2, μ²)), ``known_law_oracle_threshold`` fixes, from μ alone, the one
+threshold maximising the expected ε_lb at the counted trial count; it is counted on the same counted split with
+the other thresholds and its ε_lb taken at ``bound_confidence`` (one threshold: no Bonferroni). Not in the verdict.
+On ``gaussian`` at 10⁶ trials, seeds 0–4, the default audit's ε_lb minus it was −0.010, −0.010, −0.001, +0.013,
++0.038 (GDP ε_lb 0.971–0.984).
 
 ROC: ``AuditResult.roc`` holds (false-positive rates, true-positive rates) of the counted split at the
 ``candidate_thresholds`` of the pooled counted scores (≤ ``MAX_CANDIDATES`` points) — descriptive, for plots, NOT
@@ -52,6 +60,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy.stats import norm
 
 from reference.rng import Streams
 from reference.validation import check_array, check_int, check_probability, check_real
@@ -72,6 +81,11 @@ __all__ = [
     "count_shard",
     "split_sizes",
     "AuditResult",
+    "check_threshold_strategy",
+    "known_law_oracle_threshold",
+    "has_known_law",
+    "plan_thresholds",
+    "finish_audit",
     "audit",
 ]
 
@@ -273,8 +287,12 @@ class AuditResult:
     gdp_epsilon_lb: certified μ lower bound and its ε at δ, from ``gdp_threshold`` and ``gdp_counts``;
     claimed_epsilon / tight_epsilon / delta: from the scenario; verdict: "violation" or "consistent";
     tightness: epsilon_lb / tight_epsilon (None if unknown or 0); gdp_tightness: likewise for gdp_epsilon_lb;
-    oracle_epsilon_lb: the best ε_lb over thresholds picked on the counted split itself (report only — NOT a valid
-    bound); bound_confidence: the confidence of each reported bound (ε_lb and the GDP bound).
+    oracle_epsilon_lb: the best ε_lb over thresholds searched on the counted split itself (report only — NOT a
+    bound, optimistic: inflated by the search); known_law_oracle_epsilon_lb: what an oracle-chosen threshold would
+    certify with the same trial count — the ε_lb at ``bound_confidence`` of ``known_law_oracle_threshold`` (the one
+    threshold maximising the EXPECTED ε_lb under the scenario's known law, ``known_law_oracle_threshold()``),
+    counted on the same counted split; None unless the law is known (``has_known_law``: μ-GDP scenario, default
+    likelihood-ratio attack). It is the yardstick for ε_lb, not part of the verdict; bound_confidence: the confidence of each reported bound (ε_lb and the GDP bound).
     threshold_strategy: "split" or "bonferroni_grid"; grid_size: thresholds counted for ε_lb (1 for "split"; for
     the grid, ε_lb is the max over them, each at 1 − (1 − bound_confidence)/grid_size, and ``threshold`` /
     ``counts`` are the maximiser's); roc: (false-positive rates, true-positive rates) on the counted split at the
@@ -306,6 +324,8 @@ class AuditResult:
     oracle_epsilon_lb: float
     threshold_strategy: str = "split"
     grid_size: int = 1
+    known_law_oracle_epsilon_lb: float | None = None
+    known_law_oracle_threshold: float | None = None
     roc: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False, repr=False)
 
 
@@ -321,26 +341,29 @@ def _ratio(value: float, reference: float | None) -> float | None:
     return None if reference is None or reference == 0 else value / reference
 
 
-def audit(scenario: Scenario, trials, *, seed, attack=None, confidence=0.95, threshold_fraction=None,
-          shards=1, threshold_strategy="split", grid_size=GRID_SIZE) -> AuditResult:
-    """Audit ``scenario`` with ``trials`` outputs per dataset (module docstring for splits, keys, strategies and
-    confidence).
+def known_law_oracle_threshold(mu, count_trials, delta, confidence) -> float:
+    """The single threshold an oracle that knows the output law would fix before counting: for a μ-GDP pair audited
+    with its likelihood-ratio score (LLR ~ N(−μ²/2, μ²) under D, N(+μ²/2, μ²) under D'), the LLR threshold
+    t = zμ − μ²/2 maximising the EXPECTED Clopper–Pearson ε_lb at ``count_trials`` per dataset, i.e. the bound at
+    the rounded expected counts (round(Φ(−z)·n) false positives, round(Φ(z − μ)·n) false negatives) at
+    ``confidence`` (no Bonferroni over thresholds: the threshold does not depend on any data). z runs over
+    μ/2 + [0, 8] in steps of 0.02 (the pair is symmetric, so the FP tail suffices); the first maximiser wins ties.
+    Counting this threshold on the counted split gives ``AuditResult.known_law_oracle_epsilon_lb``."""
+    mu = check_real("mu", mu, positive=True)
+    count_trials = check_int("count_trials", count_trials, minimum=1)
+    delta = check_probability("delta", delta, open_left=False)
+    confidence = check_probability("confidence", confidence)
+    z = mu / 2 + np.linspace(0.0, 8.0, 401)
+    fp = np.rint(norm.sf(z) * count_trials).astype(np.int64)
+    fn = np.rint(norm.cdf(z - mu) * count_trials).astype(np.int64)
+    values = [epsilon_lower_bound(int(a), count_trials, int(b), count_trials, delta, confidence).epsilon_lb
+              for a, b in zip(fp, fn)]
+    best = int(np.argmax(values))
+    return float(z[best] * mu - mu**2 / 2)
 
-    attack: score function outputs (trials, k) → (trials,) (default: the scenario's likelihood ratio);
-    confidence: joint confidence of the verdict, in (0.5, 1); threshold_fraction: share of the trials in the
-    SELECT split (default ``SPLIT_THRESHOLD_FRACTION`` = 0.2 for "split", ``GRID_THRESHOLD_FRACTION`` = 0.05 for
-    "bonferroni_grid"); shards: number of COUNT shards (each its own stream key; results merged);
-    threshold_strategy: "split" (one select-split threshold; the default, which ``executors.audit_sharded``
-    reproduces field for field) or "bonferroni_grid" (``grid_size`` select-split thresholds, Bonferroni over them;
-    tighter at large trial counts, see the module docstring); grid_size: k, even, ≥ 2 (used by the grid only).
-    """
-    if not isinstance(scenario, Scenario):
-        raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
-    trials = check_int("trials", trials, minimum=2)
-    seed = check_int("seed", seed, minimum=0)
-    confidence = check_real("confidence", confidence)
-    if not 0.5 < confidence < 1:
-        raise ValueError(f"confidence must lie in (0.5, 1), got {confidence}")
+
+def check_threshold_strategy(threshold_strategy, grid_size, threshold_fraction) -> tuple[bool, int, float]:
+    """(use_grid, grid_size, threshold_fraction) after validation and defaults (shared with ``executors``)."""
     if threshold_strategy not in THRESHOLD_STRATEGIES:
         raise ValueError(f"threshold_strategy must be one of {THRESHOLD_STRATEGIES}, got {threshold_strategy!r}")
     use_grid = threshold_strategy == "bonferroni_grid"
@@ -349,19 +372,29 @@ def audit(scenario: Scenario, trials, *, seed, attack=None, confidence=0.95, thr
         raise ValueError(f"grid_size must be even (half the thresholds per tail), got {grid_size}")
     if threshold_fraction is None:
         threshold_fraction = GRID_THRESHOLD_FRACTION if use_grid else SPLIT_THRESHOLD_FRACTION
-    select_trials, shard_sizes = split_sizes(trials, threshold_fraction, shards)
-    if attack is None:
-        attack = likelihood_ratio_score(scenario)
-    elif not callable(attack):
-        raise TypeError(f"attack must be callable, got {type(attack).__name__}")
-    delta = scenario.delta
-    use_gdp = scenario.mu is not None
-    bound_confidence = 1 - (1 - confidence) / 2 if use_gdp else confidence
+    return use_grid, grid_size, threshold_fraction
 
-    # SELECT split: thresholds fixed before the counted outputs are drawn.
-    select_d, select_dp = draw_scores(scenario, attack, select_trials, seed=seed, split="select")
+
+@dataclass(frozen=True)
+class _Plan:
+    """Everything fixed before the counted split is drawn (``plan_thresholds``)."""
+
+    thresholds: np.ndarray  # the ε_lb thresholds (1 for "split", the grid otherwise)
+    threshold_confidence: float  # confidence of each of their ε_lb
+    gdp_threshold: float
+    known_law_threshold: float | None
+
+    def counted(self) -> np.ndarray:
+        """All thresholds to count: ε_lb thresholds, the GDP threshold, then the known-law oracle's (if any)."""
+        extra = [] if self.known_law_threshold is None else [self.known_law_threshold]
+        return np.asarray(list(self.thresholds) + [self.gdp_threshold] + extra, dtype=np.float64)
+
+
+def plan_thresholds(scenario: Scenario, select_d, select_dp, count_trials, *, use_grid, grid_size, delta,
+                    bound_confidence, known_law) -> _Plan:
+    """The thresholds of an audit from the SELECT split (and, with ``known_law``, the scenario's μ only)."""
     if use_grid:
-        thresholds = grid_thresholds(select_d, select_dp, sum(shard_sizes), grid_size)
+        thresholds = grid_thresholds(select_d, select_dp, count_trials, grid_size)
         # Bonferroni over the grid: each threshold's ε_lb (itself Bonferroni over its two rates) at 1 − (1 − c)/k
         threshold_confidence = 1 - (1 - bound_confidence) / grid_size
     else:
@@ -369,36 +402,94 @@ def audit(scenario: Scenario, trials, *, seed, attack=None, confidence=0.95, thr
         thresholds = np.array([threshold])
         threshold_confidence = bound_confidence
     gdp_threshold, _ = select_threshold(select_d, select_dp, "gdp_mu", delta=delta, confidence=bound_confidence)
+    oracle = (known_law_oracle_threshold(scenario.mu, count_trials, delta, bound_confidence) if known_law
+              else None)
+    return _Plan(thresholds, threshold_confidence, gdp_threshold, oracle)
+
+
+def has_known_law(scenario: Scenario, attack) -> bool:
+    """True when the audit score's law is known in closed form: a μ-GDP scenario (μ > 0) with the default
+    (likelihood-ratio) attack, whose log-likelihood ratio is N(∓μ²/2, μ²) under D / D'."""
+    return attack is None and scenario.mu is not None and scenario.mu > 0 and scenario.log_likelihood_ratio is not None
+
+
+def finish_audit(scenario: Scenario, plan: _Plan, merged: list[Counts], *, trials, select_trials, count_trials,
+                 seed, shards, confidence, bound_confidence, oracle_epsilon_lb, threshold_strategy, grid_size,
+                 roc=None) -> AuditResult:
+    """The ``AuditResult`` from the merged counts of ``plan.counted()`` (shared by ``audit`` and ``executors``)."""
+    delta = scenario.delta
+    k = plan.thresholds.size
+    grid_counts, gdp_counts = merged[:k], merged[k]
+    grid_bounds = [_epsilon_lb(c, delta, plan.threshold_confidence) for c in grid_counts]
+    best = int(np.argmax(grid_bounds))  # first maximiser (smallest threshold) wins ties
+    threshold, counts, epsilon_lb = float(plan.thresholds[best]), grid_counts[best], grid_bounds[best]
+    gdp_mu_lb = _gdp_mu_lb(gdp_counts, bound_confidence)
+    gdp_epsilon_lb = gdp_epsilon(gdp_mu_lb, delta) if delta > 0 else 0.0
+    known = None if plan.known_law_threshold is None else _epsilon_lb(merged[k + 1], delta, bound_confidence)
+    use_gdp = scenario.mu is not None
+    claimed = scenario.claimed_epsilon
+    violated = epsilon_lb > claimed or (use_gdp and gdp_epsilon_lb > claimed)
+    return AuditResult(
+        scenario=scenario.name, trials=trials, select_trials=select_trials, count_trials=count_trials,
+        seed=seed, shards=shards, confidence=confidence, bound_confidence=bound_confidence, delta=delta,
+        epsilon_lb=epsilon_lb, gdp_mu_lb=gdp_mu_lb, gdp_epsilon_lb=gdp_epsilon_lb, claimed_epsilon=claimed,
+        tight_epsilon=scenario.tight_epsilon, verdict="violation" if violated else "consistent",
+        tightness=_ratio(epsilon_lb, scenario.tight_epsilon), gdp_tightness=_ratio(gdp_epsilon_lb, scenario.tight_epsilon),
+        threshold=threshold, counts=counts, gdp_threshold=float(plan.gdp_threshold), gdp_counts=gdp_counts,
+        oracle_epsilon_lb=float(oracle_epsilon_lb), threshold_strategy=threshold_strategy,
+        grid_size=grid_size if threshold_strategy == "bonferroni_grid" else 1,
+        known_law_oracle_epsilon_lb=known, known_law_oracle_threshold=plan.known_law_threshold, roc=roc,
+    )
+
+
+def audit(scenario: Scenario, trials, *, seed, attack=None, confidence=0.95, threshold_fraction=None,
+          shards=1, threshold_strategy="bonferroni_grid", grid_size=GRID_SIZE) -> AuditResult:
+    """Audit ``scenario`` with ``trials`` outputs per dataset (module docstring for splits, keys, strategies and
+    confidence).
+
+    attack: score function outputs (trials, k) → (trials,) (default: the scenario's likelihood ratio);
+    confidence: joint confidence of the verdict, in (0.5, 1); threshold_fraction: share of the trials in the
+    SELECT split (default ``SPLIT_THRESHOLD_FRACTION`` = 0.2 for "split", ``GRID_THRESHOLD_FRACTION`` = 0.05 for
+    "bonferroni_grid"); shards: number of COUNT shards (each its own stream key; results merged);
+    threshold_strategy: "bonferroni_grid" (the default: ``grid_size`` select-split thresholds, Bonferroni over
+    them) or "split" (one select-split threshold; see the module docstring); ``executors.audit_sharded``
+    reproduces both field for field; grid_size: k, even, ≥ 2 (used by the grid only).
+    """
+    if not isinstance(scenario, Scenario):
+        raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
+    trials = check_int("trials", trials, minimum=2)
+    seed = check_int("seed", seed, minimum=0)
+    confidence = check_real("confidence", confidence)
+    if not 0.5 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0.5, 1), got {confidence}")
+    use_grid, grid_size, threshold_fraction = check_threshold_strategy(threshold_strategy, grid_size, threshold_fraction)
+    select_trials, shard_sizes = split_sizes(trials, threshold_fraction, shards)
+    known_law = has_known_law(scenario, attack)
+    if attack is None:
+        attack = likelihood_ratio_score(scenario)
+    elif not callable(attack):
+        raise TypeError(f"attack must be callable, got {type(attack).__name__}")
+    delta = scenario.delta
+    bound_confidence = 1 - (1 - confidence) / 2 if scenario.mu is not None else confidence
+
+    # SELECT split: thresholds fixed before the counted outputs are drawn.
+    select_d, select_dp = draw_scores(scenario, attack, select_trials, seed=seed, split="select")
+    plan = plan_thresholds(scenario, select_d, select_dp, sum(shard_sizes), use_grid=use_grid, grid_size=grid_size,
+                           delta=delta, bound_confidence=bound_confidence, known_law=known_law)
+    counted = plan.counted()
 
     # COUNT split, shard by shard (the scores are kept only for the oracle comparison and the ROC).
     shard_counts, count_d, count_dp = [], [], []
     for j, size in enumerate(shard_sizes):
         scores_d, scores_dp = draw_scores(scenario, attack, size, seed=seed, split="count", shard=j)
-        shard_counts.append(tuple(count_errors(scores_d, scores_dp, t) for t in thresholds)
-                            + (count_errors(scores_d, scores_dp, gdp_threshold),))
+        shard_counts.append(tuple(count_errors(scores_d, scores_dp, t) for t in counted))
         count_d.append(scores_d)
         count_dp.append(scores_dp)
-    grid_counts = [merge_counts(c[i] for c in shard_counts) for i in range(thresholds.size)]
-    gdp_counts = merge_counts(c[-1] for c in shard_counts)
-
-    grid_bounds = [_epsilon_lb(c, delta, threshold_confidence) for c in grid_counts]
-    best = int(np.argmax(grid_bounds))  # first maximiser (smallest threshold) wins ties
-    threshold, counts, epsilon_lb = float(thresholds[best]), grid_counts[best], grid_bounds[best]
-    gdp_mu_lb = _gdp_mu_lb(gdp_counts, bound_confidence)
-    gdp_epsilon_lb = gdp_epsilon(gdp_mu_lb, delta) if delta > 0 else 0.0
+    merged = [merge_counts(c[i] for c in shard_counts) for i in range(counted.size)]
     pooled_d, pooled_dp = np.concatenate(count_d), np.concatenate(count_dp)
     _, oracle_epsilon_lb = select_threshold(pooled_d, pooled_dp, "epsilon", delta=delta, confidence=bound_confidence)
     roc = _roc(pooled_d, pooled_dp, candidate_thresholds(pooled_d, pooled_dp))
-
-    claimed = scenario.claimed_epsilon
-    violated = epsilon_lb > claimed or (use_gdp and gdp_epsilon_lb > claimed)
-    return AuditResult(
-        scenario=scenario.name, trials=trials, select_trials=select_trials, count_trials=sum(shard_sizes),
-        seed=seed, shards=len(shard_sizes), confidence=confidence, bound_confidence=bound_confidence, delta=delta,
-        epsilon_lb=epsilon_lb, gdp_mu_lb=gdp_mu_lb, gdp_epsilon_lb=gdp_epsilon_lb, claimed_epsilon=claimed,
-        tight_epsilon=scenario.tight_epsilon, verdict="violation" if violated else "consistent",
-        tightness=_ratio(epsilon_lb, scenario.tight_epsilon), gdp_tightness=_ratio(gdp_epsilon_lb, scenario.tight_epsilon),
-        threshold=threshold, counts=counts, gdp_threshold=gdp_threshold, gdp_counts=gdp_counts,
-        oracle_epsilon_lb=oracle_epsilon_lb, threshold_strategy=threshold_strategy,
-        grid_size=grid_size if use_grid else 1, roc=roc,
-    )
+    return finish_audit(scenario, plan, merged, trials=trials, select_trials=select_trials,
+                        count_trials=sum(shard_sizes), seed=seed, shards=len(shard_sizes), confidence=confidence,
+                        bound_confidence=bound_confidence, oracle_epsilon_lb=oracle_epsilon_lb,
+                        threshold_strategy=threshold_strategy, grid_size=grid_size, roc=roc)

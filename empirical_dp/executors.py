@@ -36,17 +36,22 @@ from reference.validation import check_array, check_int, check_real
 
 from .attacks import likelihood_ratio_score
 from .audit import (
+    GRID_SIZE,
     AuditResult,
     Counts,
     candidate_thresholds,
+    check_threshold_strategy,
     count_errors,
     count_shard,
     draw_scores,
+    finish_audit,
+    has_known_law,
     merge_counts,
+    plan_thresholds,
     select_threshold,
     split_sizes,
 )
-from .bounds import epsilon_lower_bound, gdp_epsilon, gdp_mu_lower_bound
+from .bounds import epsilon_lower_bound
 from .scenarios import SCENARIOS, Scenario
 
 __all__ = ["resolve_scenario", "run_shards", "audit_sharded"]
@@ -204,19 +209,19 @@ def run_shards(scenario, attack: Callable | None, thresholds, trials_per_shard, 
     return tuple(merge_counts(shard[i] for shard in per_shard) for i in range(thresholds.size))
 
 
-def _ratio(value: float, reference: float | None) -> float | None:
-    return None if reference is None or reference == 0 else value / reference
-
-
 def audit_sharded(scenario, trials, *, seed, shards, executor="serial", workers=None, attack=None, confidence=0.95,
-                  threshold_fraction=0.2, exact_oracle=True, progress=False) -> AuditResult:
+                  threshold_fraction=None, threshold_strategy="bonferroni_grid", grid_size=GRID_SIZE,
+                  exact_oracle=True, progress=False) -> AuditResult:
     """``empirical_dp.audit.audit`` with the COUNT shards run on ``executor`` (``run_shards``).
 
-    The thresholds are selected serially on the SELECT split, exactly as ``audit`` does; with ``exact_oracle`` the
-    shards also return their scores so ``oracle_epsilon_lb`` is the best ε_lb over ``candidate_thresholds`` of the
-    pooled counted scores, and the result equals ``audit(..., shards=shards)`` field for field. With
-    ``exact_oracle=False`` only counts come back (memory independent of ``trials``) and ``oracle_epsilon_lb`` is
-    the best ε_lb on the counted split over the SELECT split's candidate thresholds — also report only, not a bound.
+    The thresholds are planned serially on the SELECT split by the same public pieces as ``audit``
+    (``plan_thresholds``: "bonferroni_grid" (default) or "split", ``grid_size``, ``threshold_fraction`` with the
+    same defaults, and the known-law oracle threshold) and the result is assembled by ``finish_audit``; with
+    ``exact_oracle`` the shards also return their scores so ``oracle_epsilon_lb`` is the best ε_lb over
+    ``candidate_thresholds`` of the pooled counted scores, and the result equals ``audit(..., shards=shards)`` field
+    for field (``roc`` is not computed and not compared). With ``exact_oracle=False`` only counts come back (memory
+    independent of ``trials``) and ``oracle_epsilon_lb`` is the best ε_lb on the counted split over the SELECT
+    split's candidate thresholds — also report only, not a bound.
     """
     scenario_obj = resolve_scenario(scenario)
     trials = check_int("trials", trials, minimum=2)
@@ -224,51 +229,37 @@ def audit_sharded(scenario, trials, *, seed, shards, executor="serial", workers=
     confidence = check_real("confidence", confidence)
     if not 0.5 < confidence < 1:
         raise ValueError(f"confidence must lie in (0.5, 1), got {confidence}")
+    use_grid, grid_size, threshold_fraction = check_threshold_strategy(threshold_strategy, grid_size, threshold_fraction)
     select_trials, shard_sizes = split_sizes(trials, threshold_fraction, shards)
     if attack is not None and not callable(attack):
         raise TypeError(f"attack must be callable, got {type(attack).__name__}")
+    known_law = has_known_law(scenario_obj, attack)
     local_attack = likelihood_ratio_score(scenario_obj) if attack is None else attack
     delta = scenario_obj.delta
-    use_gdp = scenario_obj.mu is not None
-    bound_confidence = 1 - (1 - confidence) / 2 if use_gdp else confidence
+    bound_confidence = 1 - (1 - confidence) / 2 if scenario_obj.mu is not None else confidence
 
     # SELECT split, serially: thresholds fixed before any counted output is drawn.
     select_d, select_dp = draw_scores(scenario_obj, local_attack, select_trials, seed=seed, split="select")
-    threshold, _ = select_threshold(select_d, select_dp, "epsilon", delta=delta, confidence=bound_confidence)
-    gdp_threshold, _ = select_threshold(select_d, select_dp, "gdp_mu", delta=delta, confidence=bound_confidence)
-    counted = [threshold, gdp_threshold]
+    plan = plan_thresholds(scenario_obj, select_d, select_dp, sum(shard_sizes), use_grid=use_grid,
+                           grid_size=grid_size, delta=delta, bound_confidence=bound_confidence, known_law=known_law)
+    planned = plan.counted()
+    counted = planned
     if not exact_oracle:
-        counted += list(candidate_thresholds(select_d, select_dp))
-    counted = np.asarray(counted, dtype=np.float64)
+        counted = np.concatenate([planned, candidate_thresholds(select_d, select_dp)])
 
     per_shard = _map_shards(scenario, attack, counted, shard_sizes, seed=seed, executor=executor, workers=workers,
                             progress=progress, keep_scores=exact_oracle)
     shard_counts = [r[0] for r in per_shard] if exact_oracle else per_shard
     merged = [merge_counts(c[i] for c in shard_counts) for i in range(counted.size)]
-    counts, gdp_counts = merged[0], merged[1]
 
-    epsilon_lb = epsilon_lower_bound(counts.fp, counts.negatives, counts.fn, counts.positives, delta,
-                                     bound_confidence).epsilon_lb
-    gdp_mu_lb = gdp_mu_lower_bound(gdp_counts.fp, gdp_counts.negatives, gdp_counts.fn, gdp_counts.positives,
-                                   bound_confidence).mu_lb
-    gdp_epsilon_lb = gdp_epsilon(gdp_mu_lb, delta) if delta > 0 else 0.0
     if exact_oracle:
         _, oracle_epsilon_lb = select_threshold(np.concatenate([r[1] for r in per_shard]),
                                                 np.concatenate([r[2] for r in per_shard]), "epsilon",
                                                 delta=delta, confidence=bound_confidence)
     else:
         oracle_epsilon_lb = max(epsilon_lower_bound(c.fp, c.negatives, c.fn, c.positives, delta,
-                                                    bound_confidence).epsilon_lb for c in merged[2:])
-
-    claimed = scenario_obj.claimed_epsilon
-    violated = epsilon_lb > claimed or (use_gdp and gdp_epsilon_lb > claimed)
-    return AuditResult(
-        scenario=scenario_obj.name, trials=trials, select_trials=select_trials, count_trials=sum(shard_sizes),
-        seed=seed, shards=len(shard_sizes), confidence=confidence, bound_confidence=bound_confidence, delta=delta,
-        epsilon_lb=epsilon_lb, gdp_mu_lb=gdp_mu_lb, gdp_epsilon_lb=gdp_epsilon_lb, claimed_epsilon=claimed,
-        tight_epsilon=scenario_obj.tight_epsilon, verdict="violation" if violated else "consistent",
-        tightness=_ratio(epsilon_lb, scenario_obj.tight_epsilon),
-        gdp_tightness=_ratio(gdp_epsilon_lb, scenario_obj.tight_epsilon),
-        threshold=threshold, counts=counts, gdp_threshold=gdp_threshold, gdp_counts=gdp_counts,
-        oracle_epsilon_lb=float(oracle_epsilon_lb),
-    )
+                                                    bound_confidence).epsilon_lb for c in merged[planned.size:])
+    return finish_audit(scenario_obj, plan, merged[:planned.size], trials=trials, select_trials=select_trials,
+                        count_trials=sum(shard_sizes), seed=seed, shards=len(shard_sizes), confidence=confidence,
+                        bound_confidence=bound_confidence, oracle_epsilon_lb=oracle_epsilon_lb,
+                        threshold_strategy=threshold_strategy, grid_size=grid_size)

@@ -46,7 +46,8 @@ __all__ = [
 COLUMNS = [
     "scenario", "trials", "select_trials", "count_trials", "seed", "shards", "confidence", "bound_confidence",
     "delta", "epsilon_lb", "gdp_mu_lb", "gdp_epsilon_lb", "claimed_epsilon", "tight_epsilon", "verdict",
-    "tightness", "gdp_tightness", "oracle_epsilon_lb", "threshold_strategy", "grid_size", "threshold", "fp", "negatives", "fn",
+    "tightness", "gdp_tightness", "known_law_oracle_epsilon_lb", "epsilon_lb_minus_known_law_oracle",
+    "known_law_oracle_threshold", "oracle_epsilon_lb", "threshold_strategy", "grid_size", "threshold", "fp", "negatives", "fn",
     "positives", "gdp_threshold", "gdp_fp", "gdp_negatives", "gdp_fn", "gdp_positives",
 ]
 
@@ -69,10 +70,12 @@ def _json_number(value):
 
 def result_record(result) -> dict:
     """One JSON-safe dict per audit: the bounds (ε_lb, GDP μ_lb and ε_lb), claimed and tight ε, verdict, tightness,
-    the oracle value (report only, not a bound), the threshold and the counts behind each bound, trials, seed and
+    the known-law oracle ε_lb and ε_lb minus it, the search-based oracle value (best threshold searched on the
+    counted data: not a bound, optimistic), the threshold and the counts behind each bound, trials, seed and
     confidence. Infinite values are the strings "inf"/"-inf"; unknown values are None."""
     result = _check_result(result)
     counts, gdp_counts = result.counts, result.gdp_counts
+    known = getattr(result, "known_law_oracle_epsilon_lb", None)
     return {
         "scenario": result.scenario,
         "trials": int(result.trials),
@@ -91,6 +94,11 @@ def result_record(result) -> dict:
         "verdict": result.verdict,
         "tightness": _json_number(result.tightness),
         "gdp_tightness": _json_number(result.gdp_tightness),
+        # ε_lb of one threshold fixed from the true law, counted on the same data (None when the law is unknown)
+        "known_law_oracle_epsilon_lb": _json_number(known),
+        "epsilon_lb_minus_known_law_oracle": None if known is None else _json_number(result.epsilon_lb - known),
+        "known_law_oracle_threshold": _json_number(getattr(result, "known_law_oracle_threshold", None)),
+        # best threshold searched on the counted data: not a bound, optimistic
         "oracle_epsilon_lb": _json_number(result.oracle_epsilon_lb),
         # added to AuditResult by the threshold-strategy option; absent in older results
         "threshold_strategy": getattr(result, "threshold_strategy", None),
@@ -232,7 +240,10 @@ def plot_epsilon_vs_trials(results: Sequence, path, *, points: int = 60) -> Path
     if first.delta > 0:
         ax.plot(counts, [r.gdp_epsilon_lb for r in results], "s-", color="tab:green", label="GDP ε_lb")
     ax.plot(counts, [r.oracle_epsilon_lb for r in results], "x:", color="tab:red", alpha=0.6,
-            label="oracle (not a bound)")
+            label="best threshold searched on counted data (not a bound)")
+    known = [r.known_law_oracle_epsilon_lb for r in results]
+    if all(v is not None for v in known):
+        ax.plot(counts, known, "d--", color="tab:purple", alpha=0.8, label="known-law oracle threshold")
     claimed = last.claimed_epsilon
     same = last.tight_epsilon is not None and last.tight_epsilon == claimed
     if math.isfinite(claimed):

@@ -85,22 +85,46 @@ def test_non_builtin_scenario_object_is_refused_by_the_pool():
         run_shards(EXTERNAL, None, THRESHOLDS, 10, seed=0, shards=1, executor="local")
 
 
+@pytest.mark.parametrize("strategy", ["bonferroni_grid", "split"])
 @pytest.mark.parametrize("shards,trials", [(1, 500), (3, 1001), (4, 2000)])
-def test_audit_sharded_serial_equals_audit(shards, trials):
+def test_audit_sharded_serial_equals_audit(shards, trials, strategy):
     for name in ("gaussian", "poisson_gaussian"):
-        want = audit(SCENARIOS[name], trials, seed=7, shards=shards)
-        got = audit_sharded(name, trials, seed=7, shards=shards)
+        want = audit(SCENARIOS[name], trials, seed=7, shards=shards, threshold_strategy=strategy)
+        got = audit_sharded(name, trials, seed=7, shards=shards, threshold_strategy=strategy)
         assert got == want, name
+        assert got.threshold_strategy == strategy
+        # the known-law oracle exists exactly for the μ-GDP scenario audited with its likelihood ratio
+        assert (got.known_law_oracle_epsilon_lb is None) == (SCENARIOS[name].mu is None)
 
 
-def test_audit_sharded_local_equals_audit():
-    want = audit(GAUSSIAN, 3000, seed=4, shards=3)
-    assert audit_sharded("gaussian", 3000, seed=4, shards=3, executor="local", workers=2) == want
+def test_audit_sharded_defaults_to_the_grid_and_passes_grid_size_and_fraction():
+    want = audit(GAUSSIAN, 4000, seed=2, shards=2, grid_size=6, threshold_fraction=0.1)
+    got = audit_sharded("gaussian", 4000, seed=2, shards=2, grid_size=6, threshold_fraction=0.1)
+    assert got == want and (got.threshold_strategy, got.grid_size, got.select_trials) == ("bonferroni_grid", 6, 400)
+    with pytest.raises(ValueError, match="threshold_strategy"):
+        audit_sharded("gaussian", 100, seed=0, shards=1, threshold_strategy="best")
+    with pytest.raises(ValueError, match="grid_size"):
+        audit_sharded("gaussian", 100, seed=0, shards=1, grid_size=5)
 
 
-def test_audit_sharded_without_exact_oracle_keeps_the_bounds():
-    want = audit(GAUSSIAN, 3000, seed=4, shards=3)
-    got = audit_sharded("gaussian", 3000, seed=4, shards=3, exact_oracle=False)
+def test_audit_sharded_with_an_explicit_attack_has_no_known_law_oracle():
+    attack = projection_score(np.ones(1))
+    want = audit(GAUSSIAN, 2000, seed=3, shards=2, attack=attack)
+    got = audit_sharded(GAUSSIAN, 2000, seed=3, shards=2, attack=attack)
+    assert got == want and got.known_law_oracle_epsilon_lb is None
+
+
+@pytest.mark.parametrize("strategy", ["bonferroni_grid", "split"])
+def test_audit_sharded_local_equals_audit(strategy):
+    want = audit(GAUSSIAN, 3000, seed=4, shards=3, threshold_strategy=strategy)
+    assert audit_sharded("gaussian", 3000, seed=4, shards=3, executor="local", workers=2,
+                         threshold_strategy=strategy) == want
+
+
+@pytest.mark.parametrize("strategy", ["bonferroni_grid", "split"])
+def test_audit_sharded_without_exact_oracle_keeps_the_bounds(strategy):
+    want = audit(GAUSSIAN, 3000, seed=4, shards=3, threshold_strategy=strategy)
+    got = audit_sharded("gaussian", 3000, seed=4, shards=3, exact_oracle=False, threshold_strategy=strategy)
     # every certified field is identical; only the report-only oracle is computed differently
     assert dataclasses.replace(got, oracle_epsilon_lb=want.oracle_epsilon_lb) == want
     assert np.isfinite(got.oracle_epsilon_lb) and got.oracle_epsilon_lb >= got.epsilon_lb
