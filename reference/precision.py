@@ -23,7 +23,6 @@ __all__ = [
     "is_mp",
     "to_mp",
     "to_float",
-    "mp_vectorize",
     "log_add",
     "log_sub",
     "log1mexp",
@@ -78,23 +77,6 @@ def to_float(x) -> np.ndarray | float:
     if not np.isfinite(out) and mpmath.isfinite(x):
         raise OverflowError(f"{x} is out of float64 range")
     return out
-
-
-def mp_vectorize(fn_mp, fn_float):
-    """Build an elementwise function that uses ``fn_mp`` on mpmath input and ``fn_float`` otherwise.
-
-    NumPy ufuncs cannot act on object arrays of ``mpf`` (they look for a method of the same name), so
-    objectives that need ``cos`` or ``betainc`` go through this.
-    """
-
-    def apply(x):
-        if is_mp(x):
-            if isinstance(x, np.ndarray):
-                return np.frompyfunc(fn_mp, 1, 1)(x).astype(object)
-            return fn_mp(x)
-        return fn_float(x)
-
-    return apply
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import numpy as np
 from ..claim import ERRATUM, FAIL, PASS, CheckContext, Evidence, Mutant
 from ..stats import TestResult
 
-__all__ = ["decide", "combine", "deterministic", "wrap", "mutant", "erratum_evidence", "relative_error"]
+__all__ = ["decide", "combine", "deterministic", "wrap", "mutant", "erratum_evidence"]
 
 
 def decide(test: TestResult, ctx: CheckContext, *, bound: float | None = None, detail: str = "") -> Evidence:
@@ -93,16 +93,3 @@ def wrap(protocol: str, transform: Callable[[Callable], Callable], label: str):
 def mutant(name: str, description: str, protocol: str, transform: Callable[[Callable], Callable]) -> Mutant:
     """Shorthand for a mutant that breaks one protocol."""
     return Mutant(name=name, description=description, apply=wrap(protocol, transform, name))
-
-
-def relative_error(a, b) -> float:
-    """Normwise relative difference max|a − b| / max|b| (absolute when b is all zero)."""
-    a = np.asarray(a, dtype=np.float64)
-    b = np.asarray(b, dtype=np.float64)
-    if a.shape != b.shape:
-        raise ValueError(f"shapes differ: {a.shape} vs {b.shape}")
-    if not a.size:
-        return 0.0
-    scale = float(np.max(np.abs(b)))
-    diff = float(np.max(np.abs(a - b)))
-    return diff / scale if scale > 0 else diff
