@@ -7,9 +7,12 @@ on the seed and the key: not on call order, not on Python's salted ``hash``, not
 
 The rule that makes privacy arguments and audits possible:
 
-* **Public randomness** (directions u, data order, the output index τ, the O2NC points s_t) and
-  **private noise** (the DP Gaussian noise) never share a key. Algorithms draw noise only from keys
-  whose role component is ``"noise"``; every other role is public. Because public randomness is
+* **Public randomness** (directions u, the output index τ, the O2NC points s_t) and **secret
+  randomness** (the DP Gaussian noise, role ``"noise"``; minibatch selection whose secrecy subsampling
+  amplification relies on, role ``"sampling"``) never share a key. Every other role is public.
+  Algorithms that may publish their directions take the secret roles from a separate seed
+  (``noise_seed`` in ``reference.algorithms.dpzero``), so that publishing the public seed — the seed
+  trick — reveals nothing secret. Because public randomness is
   keyed, two runs on neighbouring datasets can share it exactly, and the difference of their outputs
   before noise is the realised sensitivity.
 

@@ -1,0 +1,676 @@
+"""dpzero §2 (Algorithms 1 and 2, §2.1 DP-GD, §2.4 MeZO and the experiments, §2.5 variants, §5 privacy).
+
+Zhang, Li, Thekumparampil, Oh, He — *DPZero: Private Fine-Tuning of Language Models without
+Backpropagation* (ICML 2024). Written to be read beside the pseudocode (dpzero.md §2.1–§2.4):
+
+* ``dpzero``: Algorithm 2. One public direction u_t per step, per-sample finite differences a_i,
+  scalar clipping, ONE scalar Gaussian noise z_t, update x_{t+1} = x_t − α(m_t + z_t)u_t.
+* ``dpgd_zeroth_order``: Algorithm 1 (DPGD-0th). Vectors g_i = a_i·u_t, vector clipping, d-dimensional
+  noise.
+* ``dpgd``: first-order DP-GD (§2.1 of the paper, the baseline of the synthetic experiments).
+* ``mezo``: MeZO / ZO-SGD (non-private; with or without clipping): Algorithm 2 with the noise off.
+
+Privacy (dpzero.md §5) is decided by ``privacy_plan``: the neighbouring relation, the sensitivity of
+the released per-step quantity, the noise standard deviation σ (erratum E1: the paper's "variance" is a
+standard deviation) and the ε the accountant certifies, for each batching:
+
+=============  =========================  ==================================================================
+batching       accountant                 noise, guarantee
+=============  =========================  ==================================================================
+``full``       ``lemma22`` (paper)        σ = 2Δ√(2T log(e+ε/δ))/ε, Δ = 2C/n (Lemma 2.2), replace-one
+``full``       ``gdp_exact``              σ = √T·Δ/μ*(ε, δ), exact Gaussian-DP (§5.2), replace-one
+``poisson``    ``rdp``                    σ = z·C/B, z from the Poisson-subsampled RDP accountant,
+                                          add/remove with the fixed normaliser B = qn (§2.5, §5.3)
+``poisson``    ``rdp_opacus``             σ = 2z·C/B, z from the Opacus-1.4 replica (the experiments,
+                                          [code]); add/remove guarantee at 2z, labelled "heuristic" for
+                                          replace-one (E7)
+``shuffle``    ``gdp_participation``      σ = √K·Δ/μ*(ε, δ), Δ = 2C/B, K = participations per record
+                                          (⌈T/⌊n/B⌋⌉): no amplification claimed, proven, replace-one
+``shuffle``    ``poisson_rdp_for_         the public code's mismatch (E7): Poisson RDP accounting of
+               shuffling``                shuffled batches; reproduction only, warns, "heuristic"
+=============  =========================  ==================================================================
+
+Randomness schedule (DESIGN.md, randomness contract). ``seed`` is the PUBLIC seed; ``noise_seed`` the
+SECRET one (default: ``seed``, which is then secret too). Keys, all under the paper key "dpzero", so
+that the four algorithms run on the same directions:
+
+* ("dpzero", "direction", t), public seed: u_t — one ``sample_sphere`` (radius √d) or
+  ``sample_gaussian`` call, shape (d,). Regenerated from its key whenever used (the seed trick of
+  §2.4): once to evaluate x ± λu_t, once for the update.
+* ("dpzero", "noise"), secret seed: ONE generator for the run; step t draws z_t by
+  ``standard_normal()`` (Alg 2) or ``standard_normal(d)`` (Alg 1, DP-GD), in step order. It never
+  depends on the direction seed (erratum E13: the public code drew the noise right after reseeding
+  with the direction seed).
+* ("dpzero", "sampling"), secret seed: one generator; Poisson batching draws ``random(n)`` per step
+  (sample i is in the batch iff its uniform < q); shuffling draws ``permutation(n)`` per epoch.
+* ("dpzero", "output"), public seed: τ = ``integers(T)``, drawn once after the loop.
+
+Arithmetic follows x0: an mpmath object array runs the whole algorithm in mpmath at the working
+precision (the noise is the float64 draw converted exactly); otherwise float64. Points x ± λu are built
+out of place (``reference.estimators``), so nothing drifts (dpzero.md §2.4, T23).
+
+The vectorized twin is ``reference.fast.dpzero`` (same signatures, same draws, batched over replicates).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import warnings
+
+import mpmath
+import numpy as np
+
+from ..accounting.accountant import RdpAccountant
+from ..accounting.calibration import (
+    calibrate_gaussian_noise,
+    dpzero_lemma22_sigma,
+    dpzero_opacus_epsilon,
+    dpzero_opacus_noise_multiplier,
+)
+from ..accounting.events import GaussianEvent, NeighbouringRelation, PoissonSampledEvent
+from ..accounting.gaussian import composed_gaussian_mu, gaussian_epsilon
+from ..estimators import per_sample_finite_differences
+from ..mechanisms import clip_vector, clipped_mean, gaussian_mechanism
+from ..precision import is_mp, to_mp
+from ..rng import Streams, sample_gaussian, sample_sphere
+from ..validation import check_array, check_int, check_probability, check_real
+
+__all__ = [
+    "DIRECTIONS",
+    "CLIP_TARGETS",
+    "BATCHINGS",
+    "ACCOUNTANTS",
+    "NOISES",
+    "ReproductionModeWarning",
+    "PrivacyPlan",
+    "Ledger",
+    "DPResult",
+    "privacy_plan",
+    "direction_for_step",
+    "steps_per_epoch",
+    "dpzero",
+    "dpgd_zeroth_order",
+    "dpgd",
+    "mezo",
+]
+
+#: u ~ Unif(√d S^{d−1}) (theory) or N(0, I_d) (experiments, MeZO); both have E[uu^T] = I_d.
+DIRECTIONS = ("sphere", "gaussian")
+#: Clip (f+ − f−)/(2λ) at C (DPZero) or the raw difference f+ − f− at C' (Tang et al.; §2.5, E18).
+CLIP_TARGETS = ("normalized", "raw_difference")
+BATCHINGS = ("full", "poisson", "shuffle")
+#: The accountants allowed for each batching; the first is the default.
+ACCOUNTANTS = {
+    "full": ("lemma22", "gdp_exact"),
+    "poisson": ("rdp", "rdp_opacus"),
+    "shuffle": ("gdp_participation", "poisson_rdp_for_shuffling"),
+}
+NOISES = ("gaussian", "none")
+
+#: Lemma 2.2 was verified for ε ≤ 80 only (erratum E5); beyond, dpzero_lemma22_sigma warns.
+KEY = "dpzero"
+
+
+class ReproductionModeWarning(UserWarning):
+    """A mode that reproduces the public code's accounting, which is not a proven guarantee."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PrivacyPlan:
+    """How a run is private (dpzero.md §5).
+
+    accountant, batching: as passed. relation: "replace_one" or "add_remove" — the neighbouring
+    relation the guarantee is stated for. sensitivity: Δ, the ℓ2-sensitivity of the clipped average
+    (the released quantity before noise) under that relation, on the scale at which clipping happens.
+    noise_std: σ, the standard deviation of the Gaussian noise added to it (rounded UP to float64).
+    noise_multiplier: σ/Δ. epsilon, delta: the target. epsilon_claimed: the ε the accountant certifies
+    for ``steps`` steps (≤ epsilon). epsilon_tight: the exact ε at δ when the run is an exact Gaussian-DP
+    composition (full batch; shuffling with the participation count), else None. mu_gdp: its μ.
+    guarantee: "proven" or "heuristic" (reproduction of the public code). note: why, in words.
+    """
+
+    accountant: str
+    batching: str
+    relation: str
+    steps: int
+    sensitivity: float
+    noise_std: float
+    noise_multiplier: float
+    epsilon: float
+    delta: float
+    epsilon_claimed: float
+    epsilon_tight: float | None
+    mu_gdp: float | None
+    guarantee: str
+    note: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Ledger:
+    """What a run spent (dpzero.md §2.7): privacy plan (None for MeZO), per-step clip counts and batch
+    sizes, numbers of loss and gradient evaluations, and the variant switches."""
+
+    algorithm: str
+    steps: int
+    plan: PrivacyPlan | None
+    clip_counts: tuple
+    batch_sizes: tuple
+    loss_evaluations: int
+    gradient_evaluations: int
+    direction: str
+    clip_target: str
+    batching: str
+    seed: int
+
+    @property
+    def epsilon_spent(self):
+        """The ε the accountant certifies for this run (None when the run is not private)."""
+        return None if self.plan is None else self.plan.epsilon_claimed
+
+    @property
+    def clip_fraction(self) -> float:
+        """Clipped samples / samples seen, over the whole run."""
+        seen = sum(self.batch_sizes)
+        return 0.0 if seen == 0 else sum(self.clip_counts) / seen
+
+
+@dataclasses.dataclass(frozen=True)
+class DPResult:
+    """Output of a run (dpzero.md §2.7).
+
+    output: x_τ, the released point (theory). output_index: τ ~ Unif{0, …, T−1}.
+    final_iterate: x_T. trajectory: (T+1, d) array of x_0..x_T if requested, else None.
+    trace: (T+1,) values of ``trace(x_t)`` if a trace function was given, else None.
+    releases: the data-dependent released values per step — ŝ_t (shape (T,)) for DPZero/MeZO, the noisy
+    clipped mean vectors (shape (T, d)) for DPGD-0th and DP-GD. ledger: see ``Ledger``.
+    """
+
+    output: np.ndarray
+    output_index: int
+    final_iterate: np.ndarray
+    trajectory: np.ndarray | None
+    trace: np.ndarray | None
+    releases: np.ndarray
+    ledger: Ledger
+
+
+# ---------------------------------------------------------------------------------------------------
+# Privacy plan (dpzero.md §5)
+
+
+def _round_up_to_float(value) -> float:
+    """float(value), moved up by one ulp if rounding went down: a noise σ is never understated."""
+    out = float(value)
+    if mpmath.mpf(out) < value:
+        out = math.nextafter(out, math.inf)
+    return out
+
+
+def _round_down_to_float(value) -> float:
+    out = float(value)
+    if mpmath.mpf(out) > value:
+        out = math.nextafter(out, -math.inf)
+    return out
+
+
+def _round_up_eps(value) -> float:
+    return _round_up_to_float(value)
+
+
+def steps_per_epoch(n: int, batch_size: int) -> int:
+    """⌊n/B⌋: shuffled batching drops the incomplete last batch of each epoch (documented choice)."""
+    return n // batch_size
+
+
+def privacy_plan(*, clip_threshold, n, steps, epsilon, delta, batching="full", batch_size=None, accountant=None):
+    """The noise σ and the guarantee for one run (dpzero.md §5.1–§5.3, §2.5; the table in the module doc).
+
+    clip_threshold: C > 0, finite (C' for ``clip_target="raw_difference"``: the plan is on the scale at
+    which clipping happens). n: dataset size. steps: T, the integer number of steps actually run
+    (§5.4 rule 3). epsilon, delta: the target (ε > 0, δ ∈ (0, 1)). batching: "full", "poisson" or
+    "shuffle". batch_size: B (expected batch size qn for Poisson; fixed size for shuffling); None for
+    full batch. accountant: one of ``ACCOUNTANTS[batching]`` (default: the first).
+    """
+    clip = check_real("clip_threshold", clip_threshold, positive=True)
+    n = check_int("n", n, minimum=1)
+    steps = check_int("steps", steps, minimum=1)
+    eps = check_real("epsilon", epsilon, positive=True)
+    delta = check_probability("delta", delta)
+    batching, batch_size, accountant = _check_batching(batching, batch_size, accountant, n)
+    eps_mp, delta_mp, clip_mp = mpmath.mpf(eps), mpmath.mpf(delta), mpmath.mpf(clip)
+
+    if batching == "full":
+        sensitivity = 2 * clip_mp / n  # replace-one, dpzero §1.2
+        if accountant == "lemma22":
+            sigma = dpzero_lemma22_sigma(sensitivity, steps, eps_mp, delta_mp)
+            claimed, guarantee, note = eps_mp, "proven", "Lemma 2.2 (valid for epsilon <= 80, erratum E5)"
+        else:
+            sigma = calibrate_gaussian_noise(eps_mp, delta_mp, steps=steps, accountant="gdp_exact") * sensitivity
+            claimed, guarantee, note = None, "proven", "exact Gaussian-DP composition (dpzero.md §5.2)"
+        return _gdp_plan(accountant, batching, "replace_one", steps, sensitivity, sigma, steps, eps, delta,
+                         claimed, guarantee, note)
+
+    q = mpmath.mpf(batch_size) / n
+    if batching == "poisson":
+        if accountant == "rdp":
+            sensitivity = clip_mp / batch_size  # add/remove, fixed normaliser B (dpzero.md §2.5)
+            z = calibrate_gaussian_noise(eps_mp, delta_mp, steps=steps, sampling_probability=q,
+                                         relation=NeighbouringRelation.ADD_OR_REMOVE_ONE, accountant="rdp")
+            ledger = RdpAccountant(relation=NeighbouringRelation.ADD_OR_REMOVE_ONE)
+            ledger.compose(PoissonSampledEvent(q, GaussianEvent(z)), steps)
+            return PrivacyPlan(accountant, batching, "add_remove", steps, _round_down_to_float(sensitivity),
+                               _round_up_to_float(z * sensitivity), _round_up_to_float(z), eps, delta,
+                               _round_up_eps(ledger.get_epsilon(delta_mp)), None, None, "proven",
+                               "Poisson-subsampled Gaussian RDP (Mironov-Talwar-Zhang), BBGHS conversion")
+        z = dpzero_opacus_noise_multiplier(eps, delta, float(q), steps)
+        sensitivity = 2 * clip_mp / batch_size
+        return PrivacyPlan(accountant, batching, "replace_one", steps, _round_down_to_float(sensitivity),
+                           _round_up_to_float(2 * mpmath.mpf(z) * clip_mp / batch_size), float(z), eps, delta,
+                           _round_up_eps(dpzero_opacus_epsilon(z, float(q), steps, delta)), None, None, "heuristic",
+                           "the experiments' accounting ([code], E7): Opacus RDP (add/remove) with the sensitivity "
+                           "doubled to stand for replace-one; proven for add/remove only")
+    # shuffle
+    per_epoch = steps_per_epoch(n, batch_size)
+    sensitivity = 2 * clip_mp / batch_size  # replace-one: the record keeps its position, hence its batch
+    if accountant == "gdp_participation":
+        participations = -(-steps // per_epoch)
+        sigma = calibrate_gaussian_noise(eps_mp, delta_mp, steps=participations, accountant="gdp_exact") * sensitivity
+        return _gdp_plan(accountant, batching, "replace_one", steps, sensitivity, sigma, participations, eps, delta,
+                         None, "proven",
+                         f"each record is in at most {participations} of the {steps} batches (one per epoch of "
+                         f"{per_epoch} steps); exact Gaussian-DP over those, no amplification claimed")
+    warnings.warn(
+        "batching='shuffle' with accountant='poisson_rdp_for_shuffling' reproduces the public DPZero code (E7): "
+        "shuffled fixed-size batches accounted as Poisson sampling. This is NOT a proven guarantee.",
+        ReproductionModeWarning,
+        stacklevel=3,
+    )
+    z = dpzero_opacus_noise_multiplier(eps, delta, float(q), steps)
+    return PrivacyPlan(accountant, batching, "replace_one", steps, _round_down_to_float(sensitivity),
+                       _round_up_to_float(2 * mpmath.mpf(z) * clip_mp / batch_size), float(z), eps, delta,
+                       _round_up_eps(dpzero_opacus_epsilon(z, float(q), steps, delta)), None, None, "heuristic",
+                       "reproduction mode: Poisson RDP accounting applied to shuffled batches (E7)")
+
+
+def _gdp_plan(accountant, batching, relation, steps, sensitivity, sigma, compositions, eps, delta, claimed,
+              guarantee, note):
+    sigma_f = _round_up_to_float(sigma)
+    mu = composed_gaussian_mu([mpmath.mpf(sigma_f) / sensitivity], [compositions])
+    tight = gaussian_epsilon(mpmath.mpf(delta), mu)
+    claimed = tight if claimed is None else claimed
+    return PrivacyPlan(accountant, batching, relation, steps, _round_down_to_float(sensitivity), sigma_f,
+                       _round_up_to_float(mpmath.mpf(sigma_f) / sensitivity), eps, delta, _round_up_eps(claimed),
+                       _round_up_eps(tight), _round_up_to_float(mu), guarantee, note)
+
+
+def _check_batch_size(batching, batch_size, n):
+    """batching in BATCHINGS; batch_size None for full batch, an integer B in [1, n] otherwise."""
+    if batching not in BATCHINGS:
+        raise ValueError(f"batching must be one of {BATCHINGS}, got {batching!r}")
+    if batching == "full":
+        if batch_size is not None:
+            raise ValueError(f"batch_size must be None for batching='full' (every step uses all n = {n} samples)")
+        return None
+    if batch_size is None:
+        raise ValueError(f"batching={batching!r} needs batch_size (B), an integer in [1, n]")
+    return check_int("batch_size", batch_size, minimum=1, maximum=n)
+
+
+def _check_batching(batching, batch_size, accountant, n):
+    batch_size = _check_batch_size(batching, batch_size, n)
+    allowed = ACCOUNTANTS[batching]
+    if accountant is None:
+        accountant = allowed[0]
+    if accountant not in allowed:
+        raise ValueError(
+            f"accountant must be one of {allowed} for batching={batching!r}, got {accountant!r} "
+            "(each batching has its own accountant; dpzero.md §2.5, E21)"
+        )
+    return batching, batch_size, accountant
+
+
+# ---------------------------------------------------------------------------------------------------
+# Directions: the seed trick (dpzero §2.4)
+
+
+def direction_for_step(seed: int, t: int, d: int, direction: str = "sphere", *, arithmetic: str = "float64"):
+    """u_t, regenerated from the public key ("dpzero", "direction", t) under ``seed``.
+
+    direction "sphere": u ~ Unif(√d S^{d−1}) (Alg 1/2 line 3); "gaussian": u ~ N(0, I_d) (§2.4).
+    Bitwise identical on every call (the seed trick: store the key, not u).
+    """
+    t = check_int("t", t, minimum=0)
+    d = check_int("d", d, minimum=1)
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    rng = Streams(seed).generator(KEY, "direction", t)
+    if direction == "gaussian":
+        return sample_gaussian(rng, (), d, arithmetic=arithmetic)
+    radius = mpmath.sqrt(d) if arithmetic == "mpmath" else math.sqrt(d)
+    return sample_sphere(rng, (), d, radius=radius, arithmetic=arithmetic)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Shared checks and bookkeeping (private)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Setup:
+    data: np.ndarray
+    x0: np.ndarray
+    n: int
+    d: int
+    use_mp: bool
+    steps: int
+    step_size: object
+    clip: float
+    batching: str
+    batch_size: int | None
+    normalizer: object  # n (full), B = qn (Poisson, fixed expected size) or B (shuffle)
+    seed: int
+    noise_seed: int
+
+
+def _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, *, private):
+    data = check_array("data", data, ndim=2)
+    if data.shape[0] < 1:
+        raise ValueError("data must have at least one row (n >= 1)")
+    x0 = check_array("x0", x0, ndim=1)
+    if x0.shape[0] < 1:
+        raise ValueError("x0 must have at least one coordinate (d >= 1)")
+    use_mp = is_mp(x0)
+    steps = check_int("steps", steps, minimum=1)
+    step_size = check_real("step_size", step_size, positive=True)
+    clip = check_real("clip_threshold", clip_threshold, positive=True, allow_inf=True)
+    if private and math.isinf(float(clip)):
+        raise ValueError("clip_threshold must be finite for a private run (an unclipped mean has unbounded sensitivity)")
+    seed = check_int("seed", seed, minimum=0)
+    noise_seed = seed if noise_seed is None else check_int("noise_seed", noise_seed, minimum=0)
+    n = data.shape[0]
+    batch_size = _check_batch_size(batching, batch_size, n)
+    normalizer = n if batching == "full" else batch_size
+    if use_mp:
+        x0, data, step_size = to_mp(x0), to_mp(data), mpmath.mpf(step_size)
+    else:
+        x0 = np.array(x0, dtype=np.float64)
+    return _Setup(data, x0, n, x0.shape[0], use_mp, steps, step_size, clip, batching, batch_size, normalizer,
+                  seed, noise_seed)
+
+
+def _check_common(direction, clip_target, noise, epsilon, delta):
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    if clip_target not in CLIP_TARGETS:
+        raise ValueError(f"clip_target must be one of {CLIP_TARGETS}, got {clip_target!r}")
+    if noise not in NOISES:
+        raise ValueError(f"noise must be one of {NOISES}, got {noise!r}")
+    if noise == "none" and (epsilon is not None or delta is not None):
+        raise ValueError("epsilon and delta must be None when noise='none' (the run is not private)")
+    if noise == "gaussian" and (epsilon is None or delta is None):
+        raise ValueError("a private run (noise='gaussian') needs epsilon and delta")
+
+
+def _batches(setup: _Setup, sampling_rng: np.random.Generator):
+    """Yield the sample indices of each step: all n (full); Poisson masks (one random(n) per step);
+    epochwise permutations split into ⌊n/B⌋ batches of B (one permutation(n) per epoch)."""
+    n = setup.n
+    if setup.batching == "full":
+        for _ in range(setup.steps):
+            yield np.arange(n)
+    elif setup.batching == "poisson":
+        q = setup.batch_size / n
+        for _ in range(setup.steps):
+            yield np.flatnonzero(sampling_rng.random(n) < q)
+    else:
+        per_epoch = steps_per_epoch(n, setup.batch_size)
+        permutation = None
+        for t in range(setup.steps):
+            if t % per_epoch == 0:
+                permutation = sampling_rng.permutation(n)
+            k = t % per_epoch
+            yield np.sort(permutation[k * setup.batch_size:(k + 1) * setup.batch_size])
+
+
+def _noise_generators(setup: _Setup):
+    noise_streams = Streams(setup.noise_seed)
+    return noise_streams.generator(KEY, "noise"), noise_streams.generator(KEY, "sampling")
+
+
+def _output_index(setup: _Setup) -> int:
+    """τ ~ Unif{0, …, T−1} from the public key ("dpzero", "output") (dpzero §2.7: x_T is never x_τ)."""
+    return int(Streams(setup.seed).generator(KEY, "output").integers(setup.steps))
+
+
+def _trace_value(trace, x, use_mp):
+    value = trace(x)
+    if isinstance(value, np.ndarray) and value.shape == ():
+        value = value[()]
+    value = mpmath.mpf(value) if use_mp else float(value)
+    if not (mpmath.isfinite(value) if use_mp else math.isfinite(value)):
+        raise ValueError(f"trace returned a non-finite value ({value})")
+    return value
+
+
+def _finish(algorithm, setup, iterates, trace_values, releases, record_trajectory, plan, clip_counts, batch_sizes,
+            loss_evaluations, gradient_evaluations, direction, clip_target):
+    tau = _output_index(setup)
+    dtype = object if setup.use_mp else np.float64
+    ledger = Ledger(algorithm, setup.steps, plan, tuple(clip_counts), tuple(batch_sizes), loss_evaluations,
+                    gradient_evaluations, direction, clip_target, setup.batching, setup.seed)
+    return DPResult(
+        output=iterates[tau].copy(),
+        output_index=tau,
+        final_iterate=iterates[-1].copy(),
+        trajectory=np.array(iterates, dtype=dtype) if record_trajectory else None,
+        trace=None if trace_values is None else np.array(trace_values, dtype=dtype),
+        releases=np.array(releases, dtype=dtype),
+        ledger=ledger,
+    )
+
+
+def _plan_for(setup, noise, epsilon, delta, accountant, clip_scale):
+    if noise == "none":
+        if accountant is not None:
+            raise ValueError("accountant must be None when noise='none' (the run is not private)")
+        return None
+    return privacy_plan(clip_threshold=clip_scale, n=setup.n, steps=setup.steps, epsilon=epsilon, delta=delta,
+                        batching=setup.batching, batch_size=setup.batch_size, accountant=accountant)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Algorithm 2 — DPZero
+
+
+def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None, seed,
+           noise_seed=None, direction="sphere", clip_target="normalized", batching="full", batch_size=None,
+           accountant=None, noise="gaussian", record_trajectory=False, trace=None):
+    """dpzero Algorithm 2 (DPZero), lines 1–8, with the variants of dpzero.md §2.5.
+
+    Args:
+        loss: per-sample loss f(x; ξ), called as ``loss(point, row)`` (point (d,), row (p,)) -> real.
+        data: S = {ξ_1..ξ_n}, shape (n, p).
+        x0: x_0, shape (d,); float64, or an mpmath object array to run in mpmath.
+        steps: T. step_size: α. perturbation: λ (the ZO smoothing scale; not the privacy ε).
+        clip_threshold: C for the normalized scalar (C' on f+ − f− when clip_target="raw_difference").
+        epsilon, delta: (ε, δ) target for the privacy plan (None when noise="none").
+        seed: public seed (directions, τ). noise_seed: secret seed (noise, batch sampling); default ``seed``
+            — publish directions or ``seed`` only when the noise seed is separate.
+        direction: "sphere" (theory) or "gaussian" (experiments).
+        clip_target: "normalized" (DPZero) or "raw_difference" (clip f+ − f− at C'; ŝ is then divided by
+            2λ, noise included, which equals "normalized" with C = C'/(2λ) — E18, T36).
+        batching: "full" | "poisson" | "shuffle"; batch_size: B for the last two; accountant: see
+            ``privacy_plan``. noise: "gaussian" or "none" (MeZO).
+        record_trajectory: return x_0..x_T. trace: optional function of x_t recorded for t = 0..T.
+
+    Paper lines (Algorithm 2 as printed; the listing numbers the output line "5:" again, erratum E2 —
+    we call it 6), step t:
+        2: u_t ~ Unif(√d S^{d−1})                                   direction_for_step(seed, t)
+        3–4: for i: f(x_t+λu_t; ξ_i) − f(x_t−λu_t; ξ_i), /(2λ)      per_sample_finite_differences
+        5: z_t ~ N(0, σ²) (σ a standard deviation, E1);
+           x_{t+1} = x_t − α((1/n) Σ_i clip_C(a_i) + z_t) u_t      clipped_mean, gaussian_mechanism on
+                                                                    the secret stream; u_t regenerated
+        6 ("5:"): output x_τ, τ ~ Unif{0..T−1}
+    """
+    _check_common(direction, clip_target, noise, epsilon, delta)
+    private = noise == "gaussian"
+    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, private=private)
+    lam = check_real("perturbation", perturbation, positive=True)
+    if setup.use_mp:
+        lam = mpmath.mpf(lam)
+    plan = _plan_for(setup, noise, epsilon, delta, accountant, setup.clip)
+    noise_rng, sampling_rng = _noise_generators(setup)
+    arithmetic = "mpmath" if setup.use_mp else "float64"
+    normalizer = setup.normalizer if setup.use_mp else float(setup.normalizer)
+
+    x = setup.x0
+    iterates = [x]
+    trace_values = None if trace is None else [_trace_value(trace, x, setup.use_mp)]
+    releases, clip_counts, batch_sizes = [], [], []
+    loss_evaluations = 0
+    for t, batch_index in enumerate(_batches(setup, sampling_rng)):
+        u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic)            # line 2
+        a = per_sample_finite_differences(loss, x, setup.data[batch_index], u, lam) if len(batch_index) else \
+            np.zeros(0, dtype=object if setup.use_mp else np.float64)                                 # lines 3-4
+        loss_evaluations += 2 * len(batch_index)
+        if clip_target == "raw_difference":
+            a = np.array([2 * lam * a_i for a_i in a], dtype=a.dtype)  # f+ − f−
+        clip_counts.append(sum(1 for a_i in a if abs(a_i) > setup.clip))
+        batch_sizes.append(len(batch_index))
+        m = clipped_mean(a, setup.clip, normalizer=normalizer) if setup.batching != "full" else \
+            clipped_mean(a, setup.clip)                                                               # line 5: mean
+        s_hat = gaussian_mechanism(m, plan.noise_std, noise_rng) if private else m                   # line 5: + z_t
+        if clip_target == "raw_difference":
+            s_hat = s_hat / (2 * lam)
+        releases.append(s_hat)
+        u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic)  # seed trick: regenerate
+        x = x - setup.step_size * s_hat * u                                                           # line 5: update
+        iterates.append(x)
+        if trace is not None:
+            trace_values.append(_trace_value(trace, x, setup.use_mp))
+    name = "dpzero" if private else "mezo"
+    return _finish(name, setup, iterates, trace_values, releases, record_trajectory, plan, clip_counts,
+                   batch_sizes, loss_evaluations, 0, direction, clip_target)                        # line 6
+
+
+def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold=math.inf, direction="gaussian",
+         batching="full", batch_size=None, record_trajectory=False, trace=None):
+    """MeZO / ZO-SGD (Malladi et al. 2023; dpzero.md §2.4, §2.5): Algorithm 2 without noise.
+
+    Non-private. ``clip_threshold = inf`` (default) is plain MeZO: by linearity the mean of the per-sample
+    differences equals the difference of the batch-mean loss (T26). A finite ``clip_threshold`` is
+    "MeZO with clipping" (§B.2): per-sample clipping, no noise. Gaussian directions by default, as MeZO.
+    """
+    return dpzero(loss, data, x0, steps=steps, step_size=step_size, perturbation=perturbation,
+                  clip_threshold=clip_threshold, seed=seed, direction=direction, batching=batching,
+                  batch_size=batch_size, noise="none", record_trajectory=record_trajectory, trace=trace)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Algorithm 1 — DPGD-0th
+
+
+def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None,
+                      seed, noise_seed=None, direction="sphere", batching="full", batch_size=None, accountant=None,
+                      noise="gaussian", record_trajectory=False, trace=None):
+    """dpzero Algorithm 1 (DPGD-0th), lines 1–8: DP-GD on the two-point vectors g_i = a_i·u_t.
+
+    Arguments as ``dpzero`` (no clip_target). Paper lines (Algorithm 1 as printed; output line "5:" = 6):
+        2: u_t ~ Unif(√d S^{d−1}), ONE direction shared by all samples
+        3–4: g_i = ((f(x_t+λu_t; ξ_i) − f(x_t−λu_t; ξ_i))/(2λ))·u_t
+        5: z_t ~ N(0, σ² I_d) (d-dimensional, secret stream);
+           x_{t+1} = x_t − α((1/n) Σ_i clip_C(g_i) + z_t)      vector clipping (‖g_i‖ = |a_i|·‖u_t‖)
+        6 ("5:"): output x_τ
+    The released value per step is ḡ_t + z_t (a vector); Δ = 2C/n as for Alg 2 (ℓ2, replace-one).
+    """
+    _check_common(direction, "normalized", noise, epsilon, delta)
+    private = noise == "gaussian"
+    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, private=private)
+    lam = check_real("perturbation", perturbation, positive=True)
+    if setup.use_mp:
+        lam = mpmath.mpf(lam)
+    plan = _plan_for(setup, noise, epsilon, delta, accountant, setup.clip)
+    noise_rng, sampling_rng = _noise_generators(setup)
+    arithmetic = "mpmath" if setup.use_mp else "float64"
+    normalizer = setup.normalizer if setup.use_mp else float(setup.normalizer)
+
+    x = setup.x0
+    iterates = [x]
+    trace_values = None if trace is None else [_trace_value(trace, x, setup.use_mp)]
+    releases, clip_counts, batch_sizes = [], [], []
+    loss_evaluations = 0
+    for t, batch_index in enumerate(_batches(setup, sampling_rng)):
+        u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic)            # line 2
+        a = per_sample_finite_differences(loss, x, setup.data[batch_index], u, lam) if len(batch_index) else []
+        loss_evaluations += 2 * len(batch_index)
+        g = np.array([a_i * u for a_i in a], dtype=u.dtype).reshape(len(batch_index), setup.d)     # lines 3-4
+        clip_counts.append(sum(1 for g_i in g if _norm_exceeds(g_i, setup.clip)))
+        batch_sizes.append(len(batch_index))
+        g_bar = clipped_mean(g, setup.clip, normalizer=normalizer) if setup.batching != "full" else \
+            clipped_mean(g, setup.clip)                                                               # line 5: mean
+        released = gaussian_mechanism(g_bar, plan.noise_std, noise_rng) if private else g_bar        # line 5: + z_t
+        releases.append(released)
+        x = x - setup.step_size * released                                                           # line 5: update
+        iterates.append(x)
+        if trace is not None:
+            trace_values.append(_trace_value(trace, x, setup.use_mp))
+    name = "dpgd_zeroth_order" if private else "zo_gd"
+    return _finish(name, setup, iterates, trace_values, releases, record_trajectory, plan, clip_counts,
+                   batch_sizes, loss_evaluations, 0, direction, "normalized")                       # line 6
+
+
+def _norm_exceeds(vector, clip):
+    """‖v‖ > C, decided exactly as clip_vector decides to scale (a clipped vector differs from v)."""
+    if math.isinf(float(clip)):
+        return False
+    clipped = clip_vector(vector, clip)
+    return any(c != v for c, v in zip(clipped, vector))
+
+
+# ---------------------------------------------------------------------------------------------------
+# First-order DP-GD (paper §2.1)
+
+
+def dpgd(gradient, data, x0, *, steps, step_size, clip_threshold, epsilon=None, delta=None, seed, noise_seed=None,
+         batching="full", batch_size=None, accountant=None, noise="gaussian", record_trajectory=False, trace=None):
+    """First-order DP-GD (dpzero §2.1 / dpzero.md §2.3), the baseline of the synthetic experiments.
+
+    gradient: per-sample gradient ∇f(x; ξ), called as ``gradient(point, row)`` -> (d,).
+    x_{t+1} = x_t − α((1/n) Σ_i clip_C(∇f(x_t; ξ_i)) + z_t), z_t ~ N(0, σ² I_d), σ from the same plan as
+    Alg 1 (Δ = 2C/n, Lemma 2.2 by default). Output x_τ (the paper leaves it unspecified; the same rule as
+    Alg 1/2 for comparability). Draws: noise and sampling as Alg 1, τ as Alg 1; no directions.
+    """
+    if not callable(gradient):
+        raise TypeError(f"gradient must be callable as gradient(x, row), got {type(gradient).__name__}")
+    _check_common("sphere", "normalized", noise, epsilon, delta)
+    private = noise == "gaussian"
+    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, private=private)
+    plan = _plan_for(setup, noise, epsilon, delta, accountant, setup.clip)
+    noise_rng, sampling_rng = _noise_generators(setup)
+    normalizer = setup.normalizer if setup.use_mp else float(setup.normalizer)
+    dtype = object if setup.use_mp else np.float64
+
+    x = setup.x0
+    iterates = [x]
+    trace_values = None if trace is None else [_trace_value(trace, x, setup.use_mp)]
+    releases, clip_counts, batch_sizes = [], [], []
+    gradient_evaluations = 0
+    for batch_index in _batches(setup, sampling_rng):
+        g = np.empty((len(batch_index), setup.d), dtype=dtype)
+        for row, i in enumerate(batch_index):  # per-sample gradients, one at a time
+            g_i = check_array(f"gradient at sample i={i}", gradient(x, setup.data[i]), shape=(setup.d,))
+            g[row] = to_mp(g_i) if setup.use_mp else g_i
+        gradient_evaluations += len(batch_index)
+        clip_counts.append(sum(1 for g_i in g if _norm_exceeds(g_i, setup.clip)))
+        batch_sizes.append(len(batch_index))
+        g_bar = clipped_mean(g, setup.clip, normalizer=normalizer) if setup.batching != "full" else \
+            clipped_mean(g, setup.clip)
+        released = gaussian_mechanism(g_bar, plan.noise_std, noise_rng) if private else g_bar
+        releases.append(released)
+        x = x - setup.step_size * released
+        iterates.append(x)
+        if trace is not None:
+            trace_values.append(_trace_value(trace, x, setup.use_mp))
+    name = "dpgd" if private else "gd"
+    return _finish(name, setup, iterates, trace_values, releases, record_trajectory, plan, clip_counts,
+                   batch_sizes, 0, gradient_evaluations, "none", "normalized")
