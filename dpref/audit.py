@@ -36,10 +36,18 @@ from empirical_dp.report import epsilon_by_trials, result_record, write_audit_re
 from empirical_dp.scenarios import SCENARIOS, Scenario
 from proofs_checks.report import render
 
-__all__ = ["register", "run", "quick_audits", "QUICK_TRIALS", "DEFAULT_TRIALS", "ORACLE_LABEL", "KNOWN_LAW_LABEL"]
+__all__ = ["register", "run", "quick_audits", "QUICK_TRIALS", "QUICK_TRIALS_BY_SCENARIO", "QUICK_CONFIDENCE",
+           "DEFAULT_TRIALS",
+           "ORACLE_LABEL", "KNOWN_LAW_LABEL"]
 
 #: Trials per dataset for a shipped scenario in ``quick_audits`` (planted bugs use their own, smaller budgets).
 QUICK_TRIALS = 200_000
+#: Smaller quick budgets for scenarios that run a whole algorithm per trial (T = 100 DPZero steps each).
+QUICK_TRIALS_BY_SCENARIO = {"dpzero-full-run": 2_000, "dpzero-full-run-poisson": 1_000}
+#: Joint confidence of every quick audit's verdict: a correct (even exactly tight) mechanism is reported as a
+#: violation with probability at most 1e-6, the level of the claims; the planted bugs' budgets are sized so that
+#: they are still caught at this confidence.
+QUICK_CONFIDENCE = 1 - 1e-6
 #: Trials per dataset of ``audit run`` on a scenario when --trials is not given.
 DEFAULT_TRIALS = 100_000
 #: How the oracle value is labelled everywhere: it is chosen on the counted data, so it certifies nothing.
@@ -211,12 +219,14 @@ def _run_audit(args) -> int:
 
 
 def quick_audits(seed: int = 0) -> list[dict]:
-    """Every shipped scenario at ``QUICK_TRIALS`` trials and every planted bug at its budget (≤ QUICK_TRIALS),
-    serially: one record each with name, kind, trials, the bounds, verdict, ``expected`` ("consistent" for
-    scenarios, "violation" for planted bugs), ``ok`` (verdict == expected) and seconds."""
-    targets = [(name, "scenario", lambda n, s=s: audit_module.audit(s, n, seed=seed), QUICK_TRIALS)
-               for name, s in SCENARIOS.items()]
-    targets += [(name, "planted", lambda n, name=name: planted_module.audit_planted(name, seed, n),
+    """Every shipped scenario at ``QUICK_TRIALS`` trials (``QUICK_TRIALS_BY_SCENARIO`` for whole-run scenarios) and
+    every planted bug at its budget (≤ QUICK_TRIALS), serially: one record each with name, kind, trials, the
+    bounds, verdict, ``expected`` ("consistent" for scenarios, "violation" for planted bugs), ``ok`` (verdict ==
+    expected) and seconds."""
+    targets = [(name, "scenario", lambda n, s=s: audit_module.audit(s, n, seed=seed, confidence=QUICK_CONFIDENCE),
+                QUICK_TRIALS_BY_SCENARIO.get(name, QUICK_TRIALS)) for name, s in SCENARIOS.items()]
+    targets += [(name, "planted",
+                 lambda n, name=name: planted_module.audit_planted(name, seed, n, confidence=QUICK_CONFIDENCE),
                  min(budget, QUICK_TRIALS)) for name, (_, _, budget) in _planted().items()]
     records = []
     for name, kind, run, trials in targets:

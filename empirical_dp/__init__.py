@@ -14,9 +14,12 @@ the accountant claims. Built so far:
   ε_lb, the GDP bound, claimed and tight ε, the verdict and tightness.
 - ``executors``: shards run serially, on a local process pool or on a Dask cluster, with identical
   merged counts.
-- ``planted``: the four planted bugs and their correct twins.
+- ``dpzero_scenarios``: DPZero itself audited — one step, the whole run with a sign-flipping canary
+  (full batch and Poisson).
+- ``planted``: the planted bugs (noise halved, sensitivity C/n, Poisson-accounted shuffling, DPZero
+  noise from the direction seed — one step and the whole run) and their correct twins.
 - ``report``: Markdown/JSON/CSV reports and the ROC and ε-against-trials plots.
 
 The ``dpref audit list|run`` command fronts them (``dpref/audit.py``); ``dpref check`` runs the quick
-audits. Not yet built: the f-DP refinement of one-run auditing.
+audits. ``one_run_fdp`` refines one-run auditing with f-DP (Gaussian-DP).
 """

@@ -9,7 +9,8 @@ Sources:
   exactly μ-GDP, μ = Δ/σ, and its tight ε(δ); calibration for ε = 1 at δ = 1e-5 uses σ = Δ/μ(1, 1e-5).
 - Mironov, Talwar, Zhang 2019 §3.3: the RDP of the Poisson-subsampled Gaussian (the claim of bug 3).
 - Zhang et al. 2024 (ICLR), "DPZero" (dpzero.md §2.0): the private scalar s = clip_C(a) + σz released along a
-  public direction u; the randomness contract of ``reference.rng`` forbids drawing z from u's stream.
+  public direction u; the randomness contract of ``reference.rng`` forbids drawing z from u's stream; the public
+  code draws it right after reseeding with the direction seed (dpzero.md §7 E13, §5.4 rule 1).
 
 The bugs (the issue's list):
 1. ``noise_halved``: clipped mean (replace-one, Δ = 2C/n) calibrated for ε = 1, run with σ/2 (true μ doubles).
@@ -23,7 +24,13 @@ The bugs (the issue's list):
    generator (key ("dpzero", "direction", t) under the public seed) right after u. Threat model: the direction
    seed is public (released so others can regenerate u); the attacker regenerates u and z, and s − σz is the
    clipped mean exactly, so the two datasets are perfectly distinguished. The fix draws z from a separate key
-   ("dpzero", "noise", t) under a secret seed that is not released.
+   ("dpzero", "noise") under a secret seed that is not released (the reference's noise stream).
+5. ``noise_from_direction_seed_full_run``: the same bug (erratum E13) in the whole DPZero run, ``planted_dpzero``
+   (Alg 2, T = 100 steps, full batch) on the canary pair of ``empirical_dp.dpzero_scenarios`` with the
+   ``dpzero-full-run`` settings, claimed at ε = 2 (``gdp_exact``). One public seed for all trials, as in that
+   scenario: z_t is a function of it, so the transcript is a deterministic function of the data; the attacker
+   regenerates every z_t, subtracts σz_t and reads off the canary's ∓C s_t/n. The twin is the real algorithm
+   (``reference.fast.dpzero``), i.e. the ``dpzero-full-run`` scenario, against the same attacker.
 
 Randomness: each scenario's ``sample(rng, trials, which)`` draws from the generator it is given, in the order
 stated in its docstring.
@@ -43,6 +50,7 @@ from reference.validation import check_int, check_probability, check_real
 
 from .attacks import likelihood_ratio_score
 from .audit import AuditResult, audit
+from .dpzero_scenarios import dpzero_run_scenario, dpzero_run_setup, linear_loss
 from .scenarios import Scenario, poisson_gaussian_scenario
 
 __all__ = [
@@ -54,6 +62,10 @@ __all__ = [
     "poisson_run_scenario",
     "direction_seed_scenario",
     "direction_seed_attack",
+    "planted_dpzero",
+    "RUN_SETTINGS",
+    "direction_seed_run_scenario",
+    "direction_seed_run_attack",
     "PLANTED",
     "TWINS",
     "audit_planted",
@@ -211,17 +223,75 @@ def poisson_run_scenario(n=1000, batch_size=10, noise_std=1.0, delta=DELTA) -> S
 # Bug 4: DP noise drawn from the public direction's stream
 
 
+def planted_dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, noise_std, seed, noise_seed,
+                   noise_from_direction=True) -> np.ndarray:
+    """dpzero Alg 2 (full batch, sphere directions) with the noise source as a switch: the planted bug of erratum
+    E13 (``noise_from_direction=True``) or the reference's noise stream (False), vectorized over secret noise seeds.
+
+    loss: f(x; ξ) called once per step as ``loss(points, data)`` with points (2, R, 1, d) (x_t ± λu_t) and data
+    (n, p), returning (2, R, n) (leading axes broadcast, as for ``reference.fast``); data: (n, p); x0: (d,);
+    steps: T; step_size: α; perturbation: λ; clip_threshold: C; noise_std: σ (the plan's, passed in: the
+    accounting is not what is planted); seed: the PUBLIC seed; noise_seed: the SECRET seed, an int or a 1-D
+    array of R ints (one run each).
+
+    Step t:
+        3: rng = key ("dpzero", "direction", t) under seed; u_t = sample_sphere(rng, (), d, √d)
+           (= ``reference.algorithms.dpzero.direction_for_step``)
+        4: a_i = (f(x_t + λu_t; ξ_i) − f(x_t − λu_t; ξ_i))/(2λ)
+        5: m_t = Σ_i clip_C(a_i)/n, summed in index order as the reference does
+        6: the bug: z_t = rng.standard_normal(), the SAME generator right after u_t (the public code calls
+           torch.randn(1) right after torch.manual_seed(seed_t), E13), so z_t is a function of the public seed;
+           the fix: z_t = the t-th standard_normal() of key ("dpzero", "noise") under noise_seed, the reference's
+           stream. ŝ_t = m_t + σz_t
+        7: x_{t+1} = x_t − α ŝ_t u_t
+    With the fix the releases agree with ``reference.algorithms.dpzero.dpzero`` (full batch, same σ) draw for
+    draw. Returns the releases ŝ, shape (R, T), or (T,) for an int noise_seed.
+    """
+    steps = check_int("steps", steps, minimum=1)
+    step_size = check_real("step_size", step_size, positive=True)
+    perturbation = check_real("perturbation", perturbation, positive=True)
+    clip_threshold = check_real("clip_threshold", clip_threshold, positive=True)
+    noise_std = check_real("noise_std", noise_std, nonnegative=True)
+    seed = check_int("seed", seed, minimum=0)
+    data = np.asarray(data, dtype=np.float64)
+    x0 = np.asarray(x0, dtype=np.float64)
+    if data.ndim != 2 or x0.ndim != 1:
+        raise ValueError(f"data must be (n, p) and x0 (d,), got shapes {data.shape} and {x0.shape}")
+    single = np.ndim(noise_seed) == 0
+    seeds = [check_int("noise_seed", s, minimum=0) for s in np.atleast_1d(noise_seed)]
+    d, n = x0.size, data.shape[0]
+    if noise_from_direction:
+        secret_noise = None
+    else:  # one generator per run, T draws in step order (standard_normal(T) = T calls of standard_normal())
+        secret_noise = np.array([Streams(s).generator("dpzero", "noise").standard_normal(steps) for s in seeds])
+    x = np.broadcast_to(x0, (len(seeds), d))
+    releases = np.empty((len(seeds), steps))
+    for t in range(steps):
+        direction_rng = Streams(seed).generator("dpzero", "direction", t)
+        u = sample_sphere(direction_rng, (), d, math.sqrt(d))                                      # line 3
+        step = perturbation * u
+        points = np.stack([x + step, x - step])[:, :, None, :]
+        values = np.asarray(loss(points, data), dtype=np.float64)
+        if values.shape != (2, len(seeds), n):
+            raise ValueError(f"loss must return shape {(2, len(seeds), n)}, got {values.shape}")
+        a = (values[0] - values[1]) / (2 * perturbation)                                            # line 4
+        # cumsum adds in index order, as the reference's Σ_i loop does (np.sum would pair terms up)
+        m = np.cumsum(np.clip(a, -clip_threshold, clip_threshold), axis=1)[:, -1] / n               # line 5
+        z = direction_rng.standard_normal() if noise_from_direction else secret_noise[:, t]         # line 6
+        releases[:, t] = m + noise_std * z
+        x = x - (step_size * releases[:, t])[:, None] * u                                           # line 7
+    return releases[0] if single else releases
+
+
 def _dpzero_release(public_seed: int, secret_seed: int, gradients: np.ndarray, clip_threshold: float,
                     noise_std: float, dimension: int, same_stream: bool) -> float:
-    """One DPZero step's private scalar (dpzero.md §2.0): u ~ Unif(√d S^{d−1}) from key ("dpzero", "direction", 0)
-    under the public seed; s = (1/n) Σ_i clip_C(⟨g_i, u⟩) + σz, z from the SAME generator right after u
-    (``same_stream``, the bug) or from key ("dpzero", "noise", 0) under the secret seed (the fix)."""
-    direction_rng = Streams(public_seed).generator("dpzero", "direction", 0)
-    u = sample_sphere(direction_rng, (), dimension, math.sqrt(dimension))
-    noise_rng = direction_rng if same_stream else Streams(secret_seed).generator("dpzero", "noise", 0)
-    z = noise_rng.standard_normal()
-    clipped_mean = float(np.mean(np.clip(gradients @ u, -clip_threshold, clip_threshold)))
-    return clipped_mean + noise_std * z
+    """One DPZero step's private scalar (dpzero.md §2.0): ``planted_dpzero`` with T = 1 on the linear loss
+    f(x; g_i) = ⟨g_i, x⟩, whose difference is ⟨g_i, u⟩, so s = (1/n) Σ_i clip_C(⟨g_i, u⟩) + σz with u from key
+    ("dpzero", "direction", 0) under the public seed and z from the SAME generator right after u (``same_stream``,
+    the bug) or from key ("dpzero", "noise") under the secret seed (the fix)."""
+    return float(planted_dpzero(linear_loss, gradients, np.zeros(dimension), steps=1, step_size=1.0, perturbation=1.0,
+                                clip_threshold=clip_threshold, noise_std=noise_std, seed=public_seed,
+                                noise_seed=secret_seed, noise_from_direction=same_stream)[0])
 
 
 def direction_seed_scenario(n=100, clip_threshold=1.0, dimension=8, *, buggy=True) -> Scenario:
@@ -288,6 +358,73 @@ def direction_seed_attack(n=100, clip_threshold=1.0, dimension=8) -> Callable[[n
 
 
 # ---------------------------------------------------------------------------------------------------
+# Bug 5: the whole DPZero run with its noise drawn from the direction generator (erratum E13)
+
+#: The run of bug 5: the ``dpzero-full-run`` scenario's (T = 100, n = 100, d = 2, C = 1, full batch, σ from
+#: ``gdp_exact`` at ε = 2, δ = 1e-5, public seed 0).
+RUN_SETTINGS = dict(steps=100, n=100, d=2, clip_threshold=1.0, epsilon=2.0, delta=1e-5, public_seed=0)
+
+
+def direction_seed_run_scenario(*, buggy=True, **settings) -> Scenario:
+    """Bug 5 (``buggy=True``): the whole DPZero run (``planted_dpzero`` with ``noise_from_direction=True``) on the
+    canary pair of ``empirical_dp.dpzero_scenarios`` with the ``dpzero-full-run`` settings (``RUN_SETTINGS``;
+    keyword arguments override them), claimed at the plan's ε (= 2). Its twin (``buggy=False``) is the real
+    algorithm, ``reference.fast.dpzero.dpzero``: the ``dpzero-full-run`` scenario itself under another name.
+
+    Outputs (trials, T): the releases ŝ_0..ŝ_{T−1}. With the bug, z_t is a function of the public seed alone, so
+    given the public seed the transcript is a deterministic function of the data: not private for any δ < 1 (tight
+    ε = ∞, reported as None). Draws: ``integers(0, 2**62, trials)`` secret noise seeds (unused by the bug, drawn so
+    bug and twin share one schedule).
+    """
+    options = dict(RUN_SETTINGS)
+    options.update(settings)
+    if not buggy:
+        return dpzero_run_scenario(**options, name="noise_from_direction_seed_full_run_twin")
+    setup = dpzero_run_setup(**options)
+    run = setup.run
+
+    def sample(rng, trials, which):
+        trials, which = _check_sample_args(rng, trials, which)
+        noise_seeds = rng.integers(0, 2**62, trials)
+        if trials == 0:
+            return np.empty((0, setup.steps))
+        return planted_dpzero(linear_loss, setup.pair.datasets[which], np.zeros(setup.d), steps=setup.steps,
+                              step_size=run["step_size"], perturbation=run["perturbation"],
+                              clip_threshold=setup.clip_threshold, noise_std=setup.plan.noise_std,
+                              seed=run["public_seed"], noise_seed=noise_seeds, noise_from_direction=True)
+
+    return Scenario(
+        name="noise_from_direction_seed_full_run",
+        description=f"whole DPZero run, T={setup.steps}, n={setup.n}, full batch, noise z_t drawn from the direction "
+                    f"generator after u_t (E13)",
+        sample=sample, claimed_epsilon=float(setup.plan.epsilon_claimed), delta=run["delta"],
+    )
+
+
+def direction_seed_run_attack(**settings) -> Callable[[np.ndarray], np.ndarray]:
+    """The attacker of bug 5: from the public seed regenerate, for every step, u_t and then the would-be noise
+    z_t from key ("dpzero", "direction", t) (u_t first, as the buggy code draws them), subtract σz_t from ŝ_t and
+    score the canary statistic Σ_t s_t (ŝ_t − σz_t), s_t = sign(⟨e_1, u_t⟩). Against the bug the residuals are the
+    clipped means ∓C s_t/n exactly (score ∓T·C/n); against the real algorithm z_t is unrelated to the noise.
+    ``settings`` as for ``direction_seed_run_scenario``."""
+    options = dict(RUN_SETTINGS)
+    options.update(settings)
+    setup = dpzero_run_setup(**options)
+    would_be_noise = np.empty(setup.steps)
+    for t in range(setup.steps):
+        rng = Streams(options["public_seed"]).generator("dpzero", "direction", t)
+        sample_sphere(rng, (), setup.d, math.sqrt(setup.d))
+        would_be_noise[t] = rng.standard_normal()
+    offset = setup.plan.noise_std * would_be_noise
+    signs = setup.pair.signs.astype(np.float64)
+
+    def score(outputs):
+        return (_check_outputs(outputs, setup.steps) - offset) @ signs
+
+    return score
+
+
+# ---------------------------------------------------------------------------------------------------
 # Registry and audit
 
 
@@ -296,21 +433,25 @@ def _likelihood_ratio_attack(scenario: Scenario):
 
 
 #: name → (scenario factory, attack factory (scenario → score), trial budget per dataset): the audit at this budget
-#: (confidence 0.95) must report "violation".
+#: must report "violation" even at the quick audits' confidence 1 − 1e-6 (dpref.audit.QUICK_CONFIDENCE).
 PLANTED: dict[str, tuple[Callable[[], Scenario], Callable[[Scenario], Callable], int]] = {
-    "noise_halved": (noise_halved_scenario, _likelihood_ratio_attack, 4000),
-    "sensitivity_c_over_n": (sensitivity_c_over_n_scenario, _likelihood_ratio_attack, 4000),
-    "poisson_accounted_shuffle_run": (shuffle_run_scenario, _likelihood_ratio_attack, 2000),
+    "noise_halved": (noise_halved_scenario, _likelihood_ratio_attack, 20_000),
+    "sensitivity_c_over_n": (sensitivity_c_over_n_scenario, _likelihood_ratio_attack, 20_000),
+    "poisson_accounted_shuffle_run": (shuffle_run_scenario, _likelihood_ratio_attack, 20_000),
     "noise_from_direction_seed": (direction_seed_scenario, lambda scenario: direction_seed_attack(), 1000),
+    "noise_from_direction_seed_full_run": (direction_seed_run_scenario, lambda scenario: direction_seed_run_attack(),
+                                           500),
 }
 
 #: The correctly implemented twins, same layout; the audit at the budget must report "consistent".
 TWINS: dict[str, tuple[Callable[[], Scenario], Callable[[Scenario], Callable], int]] = {
-    "noise_halved": (lambda: noise_halved_scenario(buggy=False), _likelihood_ratio_attack, 4000),
-    "sensitivity_c_over_n": (lambda: sensitivity_c_over_n_scenario(buggy=False), _likelihood_ratio_attack, 4000),
-    "poisson_accounted_shuffle_run": (poisson_run_scenario, _likelihood_ratio_attack, 2000),
+    "noise_halved": (lambda: noise_halved_scenario(buggy=False), _likelihood_ratio_attack, 20_000),
+    "sensitivity_c_over_n": (lambda: sensitivity_c_over_n_scenario(buggy=False), _likelihood_ratio_attack, 20_000),
+    "poisson_accounted_shuffle_run": (poisson_run_scenario, _likelihood_ratio_attack, 20_000),
     "noise_from_direction_seed": (lambda: direction_seed_scenario(buggy=False),
                                   lambda scenario: direction_seed_attack(), 1000),
+    "noise_from_direction_seed_full_run": (lambda: direction_seed_run_scenario(buggy=False),
+                                           lambda scenario: direction_seed_run_attack(), 500),
 }
 
 
