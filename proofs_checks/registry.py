@@ -23,6 +23,10 @@ CLAIM_MODULES = (
     "proofs_checks.claims.accounting",
     "proofs_checks.claims.accounting_errata",
     "proofs_checks.claims.audit_bounds",
+    "proofs_checks.claims.dpzero_lemmas",
+    "proofs_checks.claims.dpzero_algorithms",
+    "proofs_checks.claims.dpzero_backend",
+    "proofs_checks.claims.dpzero_rate",
 )
 
 

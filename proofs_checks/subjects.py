@@ -24,8 +24,15 @@ from .protocols import PROTOCOLS
 
 __all__ = ["Subject", "reference_subject", "fast_subject", "resolve_subject", "SubjectError"]
 
-REFERENCE_MODULES = ("reference.rng", "reference.mechanisms", "reference.smoothing", "reference.estimators")
-FAST_MODULES = ("reference.fast.mechanisms", "reference.fast.estimators")
+REFERENCE_MODULES = (
+    "reference.rng",
+    "reference.mechanisms",
+    "reference.smoothing",
+    "reference.estimators",
+    "reference.algorithms.dpzero",
+    "reference.algorithms.dpzero_theory",
+)
+FAST_MODULES = ("reference.fast.mechanisms", "reference.fast.estimators", "reference.fast.dpzero")
 
 
 class SubjectError(ValueError):

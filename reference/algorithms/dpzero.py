@@ -55,6 +55,7 @@ The vectorized twin is ``reference.fast.dpzero`` (same signatures, same draws, b
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import warnings
 
@@ -108,7 +109,9 @@ ACCOUNTANTS = {
 }
 NOISES = ("gaussian", "none")
 
-#: Lemma 2.2 was verified for ε ≤ 80 only (erratum E5); beyond, dpzero_lemma22_sigma warns.
+#: Lemma 2.2 was verified for ε ≤ 80 only (erratum E5); beyond, privacy_plan warns.
+LEMMA22_VERIFIED_EPSILON = 80
+#: The paper key under which every stream of these algorithms lives.
 KEY = "dpzero"
 
 
@@ -231,6 +234,9 @@ def privacy_plan(*, clip_threshold, n, steps, epsilon, delta, batching="full", b
     (§5.4 rule 3). epsilon, delta: the target (ε > 0, δ ∈ (0, 1)). batching: "full", "poisson" or
     "shuffle". batch_size: B (expected batch size qn for Poisson; fixed size for shuffling); None for
     full batch. accountant: one of ``ACCOUNTANTS[batching]`` (default: the first).
+
+    The plan is a pure function of its arguments and the mpmath working precision, so it is memoised
+    (the Poisson RDP calibration takes seconds in mpmath and audits call the algorithm repeatedly).
     """
     clip = check_real("clip_threshold", clip_threshold, positive=True)
     n = check_int("n", n, minimum=1)
@@ -238,12 +244,39 @@ def privacy_plan(*, clip_threshold, n, steps, epsilon, delta, batching="full", b
     eps = check_real("epsilon", epsilon, positive=True)
     delta = check_probability("delta", delta)
     batching, batch_size, accountant = _check_batching(batching, batch_size, accountant, n)
+    if accountant == "lemma22" and eps > LEMMA22_VERIFIED_EPSILON:
+        warnings.warn(
+            f"dpzero Lemma 2.2 is not verified for epsilon > {LEMMA22_VERIFIED_EPSILON:g} (erratum E5: it is not "
+            f"private for large epsilon); got epsilon = {eps}. Use accountant='gdp_exact'.",
+            UserWarning,
+            stacklevel=2,
+        )
+    if accountant == "poisson_rdp_for_shuffling":
+        warnings.warn(
+            "batching='shuffle' with accountant='poisson_rdp_for_shuffling' reproduces the public DPZero code (E7): "
+            "shuffled fixed-size batches accounted as Poisson sampling. This is NOT a proven guarantee.",
+            ReproductionModeWarning,
+            stacklevel=2,
+        )
+    return _privacy_plan(float(clip), n, steps, float(eps), float(delta), batching, batch_size, accountant,
+                         mpmath.mp.prec)
+
+
+@functools.lru_cache(maxsize=256)
+def _privacy_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, precision):
+    with mpmath.workprec(precision):
+        return _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant)
+
+
+def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant):
     eps_mp, delta_mp, clip_mp = mpmath.mpf(eps), mpmath.mpf(delta), mpmath.mpf(clip)
 
     if batching == "full":
         sensitivity = 2 * clip_mp / n  # replace-one, dpzero §1.2
         if accountant == "lemma22":
-            sigma = dpzero_lemma22_sigma(sensitivity, steps, eps_mp, delta_mp)
+            with warnings.catch_warnings():  # the E5 warning is issued by privacy_plan on every call
+                warnings.simplefilter("ignore", UserWarning)
+                sigma = dpzero_lemma22_sigma(sensitivity, steps, eps_mp, delta_mp)
             claimed, guarantee, note = eps_mp, "proven", "Lemma 2.2 (valid for epsilon <= 80, erratum E5)"
         else:
             sigma = calibrate_gaussian_noise(eps_mp, delta_mp, steps=steps, accountant="gdp_exact") * sensitivity
@@ -280,12 +313,6 @@ def privacy_plan(*, clip_threshold, n, steps, epsilon, delta, batching="full", b
                          None, "proven",
                          f"each record is in at most {participations} of the {steps} batches (one per epoch of "
                          f"{per_epoch} steps); exact Gaussian-DP over those, no amplification claimed")
-    warnings.warn(
-        "batching='shuffle' with accountant='poisson_rdp_for_shuffling' reproduces the public DPZero code (E7): "
-        "shuffled fixed-size batches accounted as Poisson sampling. This is NOT a proven guarantee.",
-        ReproductionModeWarning,
-        stacklevel=3,
-    )
     z = dpzero_opacus_noise_multiplier(eps, delta, float(q), steps)
     return PrivacyPlan(accountant, batching, "replace_one", steps, _round_down_to_float(sensitivity),
                        _round_up_to_float(2 * mpmath.mpf(z) * clip_mp / batch_size), float(z), eps, delta,

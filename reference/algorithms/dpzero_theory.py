@@ -656,7 +656,7 @@ def clip_failure_bound(c0, lipschitz):
         P(clipping at threshold C >= C₀ + ℓλd/2) <= P(|u^T ∇f(x_t; ξ_i)| >= C₀) <= 2√(2π)·exp(−C₀²/(8L²)).
 
     c0: C₀ >= 0; lipschitz: L > 0. Returns the raw formula (an mpf; > 1, i.e. trivial, when
-    C₀/L < √(8 log(2√(2π))) ≈ 2.56).
+    C₀/L < √(8 log(2√(2π))) ≈ 3.591; dpzero.md §4 says ≈ 2.56, an arithmetic slip).
     """
     c0 = mpmath.mpf(check_real("c0", c0, nonnegative=True))
     lipschitz = mpmath.mpf(check_real("lipschitz", lipschitz, positive=True))
