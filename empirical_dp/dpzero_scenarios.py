@@ -13,8 +13,8 @@ Sources:
 - Nasr et al. 2021 (S&P) §4, Nasr et al. 2023 (USENIX) "Tight auditing": the worst-case dataset of a gradient
   audit is one canary whose clipped contribution is ±C along the release and other records contributing nothing.
 
-Threat model (dpzero.md §1.4). Replace-one neighbours (full batch) or add/remove (Poisson: the relation of the RDP
-accountant's claim), n public. The attacker knows everything except the secret
+Threat model (dpzero.md §1.4). Replace-one neighbours (full batch) or zero-out (Poisson: one record replaced by a
+null record, the relation of the plan's RDP claim; labelled "add_remove" in ``canary_pair``), n public. The attacker knows everything except the secret
 noise seed: x_0, (T, α, λ, C, ε, δ), both datasets, the public seed (so every u_t) and the released transcript
 (ŝ_0, …, ŝ_{T−1}), returned as ``DPResult.releases``. The guarantee holds conditional on the directions, so ONE
 public seed serves all trials; every trial gets its own secret noise seed.
@@ -25,7 +25,7 @@ difference 0, known to the attacker). The canary is record 0, ξ = ±M·e_1 with
 difference is ±M⟨e_1, u_t⟩ and its clipped difference ±C·s_t, s_t = sign(⟨e_1, u_t⟩) (the builder checks that
 M|⟨e_1, u_t⟩| exceeds C by a wide margin at every step of the public seed, so the clip binds). Replace-one
 (full batch): D has −M·e_1, D′ has +M·e_1, so m_t = ∓C s_t/n and the per-step shift is exactly 2C/n = Δ in
-every step. Add/remove (Poisson): D has the zero record in slot 0 (a zero-loss record contributes exactly what an
+every step. Zero-out (Poisson; ``relation="add_remove"``): D has the zero record in slot 0 (a zero-loss record contributes exactly what an
 absent one does under the fixed normaliser B), D′ the canary +M·e_1, so a step that samples the canary shifts by
 C/B = Δ. (Not the pair of ``scenarios.zeroth_order_pair``: its direction comes from its own key, not the
 algorithm's ("dpzero", "direction", t), and its ridge records' differences depend on x_t, which over a whole run

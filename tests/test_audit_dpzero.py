@@ -172,7 +172,7 @@ def test_poisson_llr_is_the_exact_mixture_log_density_ratio():
     setup = dpzero_run_setup(steps=4, n=20, batching="poisson", batch_size=5, public_seed=1)  # calibrates (~4 s)
     scenario = dpzero_scenario(setup)
     q, sigma, c = 0.25, setup.plan.noise_std, 1.0 / 5
-    assert setup.plan.relation == "add_remove" and setup.plan.sensitivity == pytest.approx(c, rel=1e-15)
+    assert setup.plan.relation == "zero_out" and setup.plan.sensitivity == pytest.approx(c, rel=1e-15)
     x = np.random.default_rng(1).normal(0.0, 0.5, (5, 4))
     dens_d = norm.pdf(x, 0.0, sigma)
     dens_dp = (1 - q) * norm.pdf(x, 0.0, sigma) + q * norm.pdf(x, c * setup.pair.signs, sigma)

@@ -20,15 +20,24 @@ batching       accountant                 noise, guarantee
 ``full``       ``lemma22`` (paper)        σ = 2Δ√(2T log(e+ε/δ))/ε, Δ = 2C/n (Lemma 2.2), replace-one
 ``full``       ``gdp_exact``              σ = √T·Δ/μ*(ε, δ), exact Gaussian-DP (§5.2), replace-one
 ``poisson``    ``rdp``                    σ = z·C/B, z from the Poisson-subsampled RDP accountant,
-                                          add/remove with the fixed normaliser B = qn (§2.5, §5.3)
+                                          fixed normaliser B and rate q = B/n (§2.5, §5.3); zero-out
+                                          neighbours (n public, see below)
 ``poisson``    ``rdp_opacus``             σ = 2z·C/B, z from the Opacus-1.4 replica (the experiments,
-                                          [code]); add/remove guarantee at 2z, labelled "heuristic" for
+                                          [code]); zero-out guarantee at 2z, labelled "heuristic" for
                                           replace-one (E7)
 ``shuffle``    ``gdp_participation``      σ = √K·Δ/μ*(ε, δ), Δ = 2C/B, K = participations per record
                                           (⌈T/⌊n/B⌋⌉): no amplification claimed, proven, replace-one
 ``shuffle``    ``poisson_rdp_for_         the public code's mismatch (E7): Poisson RDP accounting of
                shuffling``                shuffled batches; reproduction only, warns, "heuristic"
 =============  =========================  ==================================================================
+
+Poisson batching and the neighbouring relation. The inclusion probability is q = B/n with n = len(data), so
+n is a public constant of the mechanism: a neighbour that simply drops a record would be sampled at
+B/(n−1) and is NOT covered (one record's removal can then move the clipped mean by more than C/B). The
+guarantee is for dp_accounting's ZERO_OUT relation: one record replaced by a null record whose clipped
+difference is 0 (e.g. a constant loss), n unchanged — under the fixed normaliser B such a record contributes
+exactly what an absent one would, so the Poisson-subsampled Gaussian RDP (valid for add/remove and zero-out)
+applies with Δ = C/B.
 
 Randomness schedule (DESIGN.md, randomness contract). ``seed`` is the PUBLIC seed; ``noise_seed`` the
 SECRET one (default: ``seed``, which is then secret too). Keys, all under the paper key "dpzero", so
@@ -123,8 +132,8 @@ class ReproductionModeWarning(UserWarning):
 class PrivacyPlan:
     """How a run is private (dpzero.md §5).
 
-    accountant, batching: as passed. relation: "replace_one" or "add_remove" — the neighbouring
-    relation the guarantee is stated for. sensitivity: Δ, the ℓ2-sensitivity of the clipped average
+    accountant, batching: as passed. relation: "replace_one" or "zero_out" (Poisson: one record replaced
+    by a null record, n public; module doc) — the neighbouring relation the guarantee is stated for. sensitivity: Δ, the ℓ2-sensitivity of the clipped average
     (the released quantity before noise) under that relation, on the scale at which clipping happens.
     noise_std: σ, the standard deviation of the Gaussian noise added to it (rounded UP to float64).
     noise_multiplier: σ/Δ. epsilon, delta: the target. epsilon_claimed: the ε the accountant certifies
@@ -203,22 +212,11 @@ class DPResult:
 
 
 def _round_up_to_float(value) -> float:
-    """float(value), moved up by one ulp if rounding went down: a noise σ is never understated."""
+    """float(value), moved up by one ulp if rounding went down: σ, Δ and ε are never understated."""
     out = float(value)
     if mpmath.mpf(out) < value:
         out = math.nextafter(out, math.inf)
     return out
-
-
-def _round_down_to_float(value) -> float:
-    out = float(value)
-    if mpmath.mpf(out) > value:
-        out = math.nextafter(out, -math.inf)
-    return out
-
-
-def _round_up_eps(value) -> float:
-    return _round_up_to_float(value)
 
 
 def steps_per_epoch(n: int, batch_size: int) -> int:
@@ -287,22 +285,22 @@ def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant):
     q = mpmath.mpf(batch_size) / n
     if batching == "poisson":
         if accountant == "rdp":
-            sensitivity = clip_mp / batch_size  # add/remove, fixed normaliser B (dpzero.md §2.5)
+            sensitivity = clip_mp / batch_size  # zero-out, fixed normaliser B (dpzero.md §2.5; module doc)
             z = calibrate_gaussian_noise(eps_mp, delta_mp, steps=steps, sampling_probability=q,
-                                         relation=NeighbouringRelation.ADD_OR_REMOVE_ONE, accountant="rdp")
-            ledger = RdpAccountant(relation=NeighbouringRelation.ADD_OR_REMOVE_ONE)
+                                         relation=NeighbouringRelation.ZERO_OUT, accountant="rdp")
+            ledger = RdpAccountant(relation=NeighbouringRelation.ZERO_OUT)
             ledger.compose(PoissonSampledEvent(q, GaussianEvent(z)), steps)
-            return PrivacyPlan(accountant, batching, "add_remove", steps, _round_down_to_float(sensitivity),
+            return PrivacyPlan(accountant, batching, "zero_out", steps, _round_up_to_float(sensitivity),
                                _round_up_to_float(z * sensitivity), _round_up_to_float(z), eps, delta,
-                               _round_up_eps(ledger.get_epsilon(delta_mp)), None, None, "proven",
+                               _round_up_to_float(ledger.get_epsilon(delta_mp)), None, None, "proven",
                                "Poisson-subsampled Gaussian RDP (Mironov-Talwar-Zhang), BBGHS conversion")
         z = dpzero_opacus_noise_multiplier(eps, delta, float(q), steps)
         sensitivity = 2 * clip_mp / batch_size
-        return PrivacyPlan(accountant, batching, "replace_one", steps, _round_down_to_float(sensitivity),
+        return PrivacyPlan(accountant, batching, "replace_one", steps, _round_up_to_float(sensitivity),
                            _round_up_to_float(2 * mpmath.mpf(z) * clip_mp / batch_size), float(z), eps, delta,
-                           _round_up_eps(dpzero_opacus_epsilon(z, float(q), steps, delta)), None, None, "heuristic",
+                           _round_up_to_float(dpzero_opacus_epsilon(z, float(q), steps, delta)), None, None, "heuristic",
                            "the experiments' accounting ([code], E7): Opacus RDP (add/remove) with the sensitivity "
-                           "doubled to stand for replace-one; proven for add/remove only")
+                           "doubled to stand for replace-one; proven for zero-out only (n public)")
     # shuffle
     per_epoch = steps_per_epoch(n, batch_size)
     sensitivity = 2 * clip_mp / batch_size  # replace-one: the record keeps its position, hence its batch
@@ -314,9 +312,9 @@ def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant):
                          f"each record is in at most {participations} of the {steps} batches (one per epoch of "
                          f"{per_epoch} steps); exact Gaussian-DP over those, no amplification claimed")
     z = dpzero_opacus_noise_multiplier(eps, delta, float(q), steps)
-    return PrivacyPlan(accountant, batching, "replace_one", steps, _round_down_to_float(sensitivity),
+    return PrivacyPlan(accountant, batching, "replace_one", steps, _round_up_to_float(sensitivity),
                        _round_up_to_float(2 * mpmath.mpf(z) * clip_mp / batch_size), float(z), eps, delta,
-                       _round_up_eps(dpzero_opacus_epsilon(z, float(q), steps, delta)), None, None, "heuristic",
+                       _round_up_to_float(dpzero_opacus_epsilon(z, float(q), steps, delta)), None, None, "heuristic",
                        "reproduction mode: Poisson RDP accounting applied to shuffled batches (E7)")
 
 
@@ -326,9 +324,9 @@ def _gdp_plan(accountant, batching, relation, steps, sensitivity, sigma, composi
     mu = composed_gaussian_mu([mpmath.mpf(sigma_f) / sensitivity], [compositions])
     tight = gaussian_epsilon(mpmath.mpf(delta), mu)
     claimed = tight if claimed is None else claimed
-    return PrivacyPlan(accountant, batching, relation, steps, _round_down_to_float(sensitivity), sigma_f,
-                       _round_up_to_float(mpmath.mpf(sigma_f) / sensitivity), eps, delta, _round_up_eps(claimed),
-                       _round_up_eps(tight), _round_up_to_float(mu), guarantee, note)
+    return PrivacyPlan(accountant, batching, relation, steps, _round_up_to_float(sensitivity), sigma_f,
+                       _round_up_to_float(mpmath.mpf(sigma_f) / sensitivity), eps, delta, _round_up_to_float(claimed),
+                       _round_up_to_float(tight), _round_up_to_float(mu), guarantee, note)
 
 
 def _check_batch_size(batching, batch_size, n):

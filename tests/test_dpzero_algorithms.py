@@ -1,0 +1,407 @@
+"""Unit tests of reference/algorithms/dpzero.py (dpzero Alg 1, Alg 2, DP-GD, MeZO, privacy plans):
+validation, ledgers, the randomness schedule, mpmath vs float64, privacy-plan reference values
+(dpzero.md §5.1, §5.2), Poisson and shuffled batching."""
+
+import math
+import warnings
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats
+
+from reference.algorithms.dpzero import (
+    ACCOUNTANTS,
+    ReproductionModeWarning,
+    direction_for_step,
+    dpgd,
+    dpgd_zeroth_order,
+    dpzero,
+    mezo,
+    privacy_plan,
+    steps_per_epoch,
+)
+from reference.objectives import Linear
+from reference.objectives_dpzero import PseudoHuber
+from reference.precision import to_mp, working_precision
+from reference.rng import Streams, sample_sphere
+
+DATA = np.array([[1.0, -0.5, 0.2], [0.3, 0.8, -1.0], [-0.7, 0.1, 0.4], [0.9, 0.9, 0.9]])
+LINEAR = Linear(DATA)
+
+
+def _run(**overrides):
+    kwargs = dict(steps=3, step_size=0.1, perturbation=0.5, clip_threshold=1.0, seed=1, noise="none")
+    kwargs.update(overrides)
+    return dpzero(LINEAR.loss, DATA, np.zeros(3), **kwargs)
+
+
+def _lemma22_sigma(clip, n, steps, epsilon, delta):
+    return 4 * clip * math.sqrt(2 * steps * math.log(math.e + epsilon / delta)) / (n * epsilon)
+
+
+# --- validation: every error names its parameter ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "overrides, error, name",
+    [
+        (dict(steps=0), ValueError, "steps"),
+        (dict(steps=1.5), TypeError, "steps"),
+        (dict(step_size=0.0), ValueError, "step_size"),
+        (dict(step_size=math.inf), ValueError, "step_size"),
+        (dict(step_size=math.nan), ValueError, "step_size"),
+        (dict(perturbation=-1.0), ValueError, "perturbation"),
+        (dict(clip_threshold=0.0), ValueError, "clip_threshold"),
+        (dict(clip_threshold=math.inf, noise="gaussian", epsilon=1.0, delta=1e-5), ValueError, "clip_threshold"),
+        (dict(batch_size=2), ValueError, "batch_size"),
+        (dict(batching="poisson"), ValueError, "batch_size"),
+        (dict(batching="shuffle", batch_size=5), ValueError, "batch_size"),
+        (dict(batching="minibatch", batch_size=2), ValueError, "batching"),
+        (dict(noise="gaussian", epsilon=1.0, delta=1e-5, accountant="rdp"), ValueError, "accountant"),
+        (dict(noise="gaussian", epsilon=1.0, delta=1e-5, batching="poisson", batch_size=2, accountant="lemma22"),
+         ValueError, "accountant"),
+        (dict(accountant="lemma22"), ValueError, "accountant"),
+        (dict(epsilon=1.0), ValueError, "epsilon"),
+        (dict(delta=1e-5), ValueError, "delta"),
+        (dict(noise="gaussian", epsilon=1.0), ValueError, "epsilon and delta"),
+        (dict(noise="laplace"), ValueError, "noise"),
+        (dict(direction="unit"), ValueError, "direction"),
+        (dict(clip_target="raw"), ValueError, "clip_target"),
+        (dict(seed=-1), ValueError, "seed"),
+        (dict(noise_seed=-2), ValueError, "noise_seed"),
+    ],
+)
+def test_dpzero_validation_names_the_parameter(overrides, error, name):
+    with pytest.raises(error, match=name):
+        _run(**overrides)
+
+
+def test_data_and_x0_are_validated():
+    with pytest.raises(ValueError, match="data"):
+        dpzero(LINEAR.loss, DATA[0], np.zeros(3), steps=1, step_size=0.1, perturbation=0.1, clip_threshold=1.0,
+               seed=0, noise="none")
+    with pytest.raises(ValueError, match="x0"):
+        dpzero(LINEAR.loss, DATA, np.zeros((3, 1)), steps=1, step_size=0.1, perturbation=0.1, clip_threshold=1.0,
+               seed=0, noise="none")
+    with pytest.raises(ValueError, match="data"):
+        dpzero(LINEAR.loss, np.full((2, 3), np.nan), np.zeros(3), steps=1, step_size=0.1, perturbation=0.1,
+               clip_threshold=1.0, seed=0, noise="none")
+    with pytest.raises(TypeError, match="gradient"):
+        dpgd("not callable", DATA, np.zeros(3), steps=1, step_size=0.1, clip_threshold=1.0, seed=0, noise="none")
+    with pytest.raises(ValueError, match="gradient at sample i=0"):
+        dpgd(lambda x, z: np.zeros(2), DATA, np.zeros(3), steps=1, step_size=0.1, clip_threshold=1.0, seed=0,
+             noise="none")
+
+
+@pytest.mark.parametrize(
+    "overrides, error, name",
+    [
+        (dict(clip_threshold=math.inf), ValueError, "clip_threshold"),
+        (dict(n=0), ValueError, "n"),
+        (dict(steps=0), ValueError, "steps"),
+        (dict(epsilon=0.0), ValueError, "epsilon"),
+        (dict(delta=1.0), ValueError, "delta"),
+        (dict(batch_size=10), ValueError, "batch_size"),
+        (dict(batching="poisson", batch_size=101), ValueError, "batch_size"),
+        (dict(accountant="rdp_opacus"), ValueError, "accountant"),
+        (dict(batching="shuffle", batch_size=10, accountant="lemma22"), ValueError, "accountant"),
+    ],
+)
+def test_privacy_plan_validation_names_the_parameter(overrides, error, name):
+    kwargs = dict(clip_threshold=1.0, n=100, steps=5, epsilon=2.0, delta=1e-5)
+    kwargs.update(overrides)
+    with pytest.raises(error, match=name):
+        privacy_plan(**kwargs)
+
+
+def test_direction_for_step_validation():
+    with pytest.raises(ValueError, match="t"):
+        direction_for_step(0, -1, 3)
+    with pytest.raises(ValueError, match="d"):
+        direction_for_step(0, 0, 0)
+    with pytest.raises(ValueError, match="direction"):
+        direction_for_step(0, 0, 3, "ball")
+
+
+def test_non_finite_trace_is_refused():
+    with pytest.raises(ValueError, match="trace"):
+        _run(trace=lambda x: math.nan)
+
+
+# --- privacy plans: reference values (dpzero.md §5.1, §5.2) -------------------------------------------------
+
+
+def test_lemma22_plan_reference_value():
+    plan = privacy_plan(clip_threshold=1.0, n=1000, steps=448, epsilon=2.0, delta=1e-5)
+    assert plan.accountant == "lemma22" and plan.relation == "replace_one" and plan.guarantee == "proven"
+    assert plan.noise_std == pytest.approx(0.2091569102, rel=1e-9)  # §5.1 [computed]
+    assert plan.noise_std >= _lemma22_sigma(1.0, 1000, 448, 2.0, 1e-5) * (1 - 1e-15)  # rounded up, never down
+    assert plan.sensitivity == pytest.approx(2 / 1000, rel=1e-15)
+    assert plan.noise_multiplier == pytest.approx(plan.noise_std / plan.sensitivity, rel=1e-15)
+    assert plan.mu_gdp == pytest.approx(0.2023936046, rel=1e-9)  # Lemma 2.2's μ, independent of T (§4)
+    assert plan.epsilon_claimed == 2.0
+    assert plan.epsilon_tight == pytest.approx(0.735, abs=5e-4)  # §4: the ε actually achieved at δ = 1e-5
+
+
+def test_lemma22_sigma_does_not_depend_on_d_and_scales_with_c_over_n():
+    base = privacy_plan(clip_threshold=1.0, n=1000, steps=448, epsilon=2.0, delta=1e-5).noise_std
+    scaled = privacy_plan(clip_threshold=3.0, n=500, steps=448, epsilon=2.0, delta=1e-5).noise_std
+    assert scaled == pytest.approx(6 * base, rel=1e-14)
+
+
+def test_gdp_exact_plan_reference_value():
+    plan = privacy_plan(clip_threshold=1.0, n=1000, steps=448, epsilon=2.0, delta=1e-5, accountant="gdp_exact")
+    mu_star = 0.5015516892  # μ*(2, 1e-5), §5.2 [computed]
+    assert plan.mu_gdp == pytest.approx(mu_star, rel=1e-9)
+    assert plan.noise_std == pytest.approx(math.sqrt(448) * (2 / 1000) / mu_star, rel=1e-9)
+    assert plan.epsilon_tight == pytest.approx(2.0, rel=1e-9)
+    lemma = privacy_plan(clip_threshold=1.0, n=1000, steps=448, epsilon=2.0, delta=1e-5)
+    assert lemma.noise_std / plan.noise_std == pytest.approx(mu_star / 0.2023936046, rel=1e-8)  # 2.48x (§4)
+
+
+def test_lemma22_warns_beyond_epsilon_80():
+    with pytest.warns(UserWarning, match="epsilon > 80"):
+        privacy_plan(clip_threshold=1.0, n=10, steps=1, epsilon=100.0, delta=1e-5)
+
+
+def test_shuffle_plans():
+    plan = privacy_plan(clip_threshold=1.0, n=100, steps=25, epsilon=2.0, delta=1e-5, batching="shuffle",
+                        batch_size=10)
+    assert plan.accountant == "gdp_participation" and plan.guarantee == "proven"
+    assert plan.sensitivity == pytest.approx(2 * 1.0 / 10, rel=1e-15)
+    participations = math.ceil(25 / steps_per_epoch(100, 10))  # 3
+    assert plan.noise_std == pytest.approx(math.sqrt(participations) * 0.2 / 0.5015516892, rel=1e-9)
+    with pytest.warns(ReproductionModeWarning, match="NOT a proven guarantee"):
+        heuristic = privacy_plan(clip_threshold=1.0, n=100, steps=10, epsilon=2.0, delta=1e-5, batching="shuffle",
+                                 batch_size=10, accountant="poisson_rdp_for_shuffling")
+    assert heuristic.guarantee == "heuristic"
+    assert heuristic.noise_std == pytest.approx(2 * heuristic.noise_multiplier * 1.0 / 10, rel=1e-12)
+    assert heuristic.epsilon_claimed <= 2.0
+
+
+def test_accountant_defaults_are_the_first_of_each_batching():
+    assert ACCOUNTANTS == {
+        "full": ("lemma22", "gdp_exact"),
+        "poisson": ("rdp", "rdp_opacus"),
+        "shuffle": ("gdp_participation", "poisson_rdp_for_shuffling"),
+    }
+
+
+# --- ledgers ------------------------------------------------------------------------------------------------
+
+
+def test_ledger_of_a_private_full_batch_run():
+    clip = 0.4
+    run = dpzero(LINEAR.loss, DATA, np.zeros(3), steps=5, step_size=0.1, perturbation=0.5, clip_threshold=clip,
+                 epsilon=3.0, delta=1e-5, seed=4, record_trajectory=True)
+    ledger = run.ledger
+    assert ledger.algorithm == "dpzero" and ledger.steps == 5 and ledger.batching == "full"
+    assert ledger.batch_sizes == (4,) * 5
+    assert ledger.loss_evaluations == 2 * sum(ledger.batch_sizes) == 40
+    assert ledger.gradient_evaluations == 0
+    assert ledger.epsilon_spent == ledger.plan.epsilon_claimed == 3.0
+    # clip counts by hand: a linear loss has a_i = <ξ_i, u_t> at every x
+    expected = [int(np.sum(np.abs(DATA @ direction_for_step(4, t, 3)) > clip)) for t in range(5)]
+    assert list(ledger.clip_counts) == expected and sum(expected) > 0
+    assert ledger.clip_fraction == pytest.approx(sum(expected) / 20)
+    assert run.releases.shape == (5,) and run.trajectory.shape == (6, 3)
+
+
+def test_ledgers_of_mezo_dpgd0_and_dpgd():
+    run = mezo(LINEAR.loss, DATA, np.zeros(3), steps=4, step_size=0.1, perturbation=0.5, seed=2)
+    assert run.ledger.plan is None and run.ledger.epsilon_spent is None
+    assert run.ledger.algorithm == "mezo" and run.ledger.direction == "gaussian"
+    assert run.ledger.clip_counts == (0,) * 4
+    zo = dpgd_zeroth_order(LINEAR.loss, DATA, np.zeros(3), steps=4, step_size=0.1, perturbation=0.5,
+                           clip_threshold=0.5, seed=2, noise="none")
+    assert zo.ledger.algorithm == "zo_gd" and zo.releases.shape == (4, 3)
+    assert zo.ledger.loss_evaluations == 32
+    # vector clipping: ‖g_i‖ = |a_i|·‖u‖ = |a_i|√d
+    expected = [int(np.sum(np.abs(DATA @ direction_for_step(2, t, 3)) * math.sqrt(3) > 0.5)) for t in range(4)]
+    assert list(zo.ledger.clip_counts) == expected
+    first = dpgd(LINEAR.gradient, DATA, np.zeros(3), steps=4, step_size=0.1, clip_threshold=1.0, seed=2,
+                 noise="none")
+    assert first.ledger.algorithm == "gd" and first.ledger.gradient_evaluations == 16
+    assert first.ledger.loss_evaluations == 0
+    assert list(first.ledger.clip_counts) == [int(np.sum(np.linalg.norm(DATA, axis=1) > 1.0))] * 4
+
+
+def test_ledger_loss_evaluations_count_poisson_and_shuffle_batches():
+    poisson = _run(steps=20, batching="poisson", batch_size=2)
+    assert poisson.ledger.loss_evaluations == 2 * sum(poisson.ledger.batch_sizes)
+    shuffle = _run(steps=5, batching="shuffle", batch_size=3)
+    assert shuffle.ledger.batch_sizes == (3,) * 5 and shuffle.ledger.loss_evaluations == 30
+
+
+# --- randomness schedule ------------------------------------------------------------------------------------
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**62), t=st.integers(0, 10**6), d=st.integers(1, 50),
+       direction=st.sampled_from(["sphere", "gaussian"]))
+def test_direction_for_step_is_bitwise_repeatable(seed, t, d, direction):
+    first = direction_for_step(seed, t, d, direction)
+    assert np.array_equal(first, direction_for_step(seed, t, d, direction))
+    rng = Streams(seed).generator("dpzero", "direction", t)
+    if direction == "sphere":
+        assert np.array_equal(first, sample_sphere(rng, (), d, radius=math.sqrt(d)))
+        assert abs(np.linalg.norm(first) - math.sqrt(d)) <= 1e-12 * math.sqrt(d)
+    else:
+        assert np.array_equal(first, rng.standard_normal(d))
+
+
+def test_run_steps_along_the_public_directions_with_noise_from_the_secret_stream():
+    sigma_run = dpzero(LINEAR.loss, DATA, np.zeros(3), steps=4, step_size=0.1, perturbation=0.5, clip_threshold=1.0,
+                       epsilon=3.0, delta=1e-5, seed=5, noise_seed=9, record_trajectory=True)
+    noise = Streams(9).generator("dpzero", "noise")
+    sigma = sigma_run.ledger.plan.noise_std
+    x = np.zeros(3)
+    for t in range(4):
+        u = direction_for_step(5, t, 3)
+        a = np.array([(LINEAR.loss(x + 0.5 * u, z) - LINEAR.loss(x - 0.5 * u, z)) / 1.0 for z in DATA])
+        s_hat = np.mean(np.clip(a, -1.0, 1.0)) + sigma * noise.standard_normal()
+        assert sigma_run.releases[t] == pytest.approx(s_hat, rel=1e-13)
+        x = x - 0.1 * sigma_run.releases[t] * u
+        assert np.allclose(sigma_run.trajectory[t + 1], x, rtol=1e-13, atol=0)
+    tau = int(Streams(5).generator("dpzero", "output").integers(4))
+    assert sigma_run.output_index == tau and np.array_equal(sigma_run.output, sigma_run.trajectory[tau])
+
+
+def test_same_seeds_bitwise_and_noise_seed_changes_releases_only():
+    kwargs = dict(steps=4, step_size=0.1, perturbation=0.5, clip_threshold=1.0, epsilon=3.0, delta=1e-5, seed=5,
+                  record_trajectory=True)
+    a = dpzero(LINEAR.loss, DATA, np.zeros(3), noise_seed=1, **kwargs)
+    b = dpzero(LINEAR.loss, DATA, np.zeros(3), noise_seed=1, **kwargs)
+    c = dpzero(LINEAR.loss, DATA, np.zeros(3), noise_seed=2, **kwargs)
+    assert np.array_equal(a.releases, b.releases) and np.array_equal(a.trajectory, b.trajectory)
+    assert a.output_index == b.output_index == c.output_index  # τ comes from the public seed
+    assert np.all(a.releases != c.releases)
+    steps_a, steps_c = np.diff(a.trajectory, axis=0), np.diff(c.trajectory, axis=0)
+    for t in range(4):  # both step along the same u_t
+        u = direction_for_step(5, t, 3)
+        assert np.allclose(steps_a[t], -0.1 * a.releases[t] * u, rtol=1e-12, atol=0)
+        assert np.allclose(steps_c[t], -0.1 * c.releases[t] * u, rtol=1e-12, atol=0)
+
+
+def test_default_noise_seed_is_the_seed():
+    kwargs = dict(steps=3, step_size=0.1, perturbation=0.5, clip_threshold=1.0, epsilon=3.0, delta=1e-5, seed=8)
+    assert np.array_equal(dpzero(LINEAR.loss, DATA, np.zeros(3), **kwargs).releases,
+                          dpzero(LINEAR.loss, DATA, np.zeros(3), noise_seed=8, **kwargs).releases)
+
+
+def test_output_index_is_never_t():
+    for seed in range(40):
+        run = _run(steps=2, seed=seed, record_trajectory=True)
+        assert run.output_index in (0, 1)
+        assert np.array_equal(run.final_iterate, run.trajectory[2])
+
+
+# --- arithmetic: mpmath vs float64 --------------------------------------------------------------------------
+
+
+def test_mpmath_run_agrees_with_float64_run():
+    objective = PseudoHuber(2, 3, "harmonic", 0.5, np.random.default_rng(0))
+    x0 = np.array([0.3, -0.4])
+    kwargs = dict(steps=3, step_size=0.2, perturbation=1e-3, clip_threshold=0.6, epsilon=3.0, delta=1e-5, seed=3,
+                  record_trajectory=True)
+    fast = dpzero(objective.loss, objective.data, x0, **kwargs)
+    with working_precision(40):
+        exact = dpzero(objective.loss, objective.data, to_mp(x0), **kwargs)
+        assert isinstance(exact.releases[0], mpmath.mpf) and exact.trajectory.dtype == object
+        assert exact.ledger.clip_counts == fast.ledger.clip_counts
+        releases = np.array([float(v) for v in exact.releases])
+        trajectory = np.array([[float(v) for v in row] for row in exact.trajectory])
+    # float64 error of a central difference at λ = 1e-3: ~1e-16·|f|/λ ≈ 1e-13
+    assert np.allclose(releases, fast.releases, rtol=0, atol=1e-11)
+    assert np.allclose(trajectory, fast.trajectory, rtol=0, atol=1e-11)
+
+
+# --- batching -------------------------------------------------------------------------------------------------
+
+
+def test_poisson_batch_sizes_are_binomial():
+    n, batch, steps = 10, 3, 1500
+    run = dpzero(lambda x, z: 0.0, np.zeros((n, 1)), np.zeros(1), steps=steps, step_size=0.1, perturbation=1.0,
+                 clip_threshold=1.0, seed=0, noise_seed=12345, noise="none", batching="poisson", batch_size=batch)
+    sizes = np.asarray(run.ledger.batch_sizes)
+    # χ² goodness of fit to Binomial(n, B/n), bins {0, 1, 2, 3, 4, >=5}; fixed seed, level 1e-3
+    probabilities = stats.binom.pmf(np.arange(5), n, batch / n)
+    probabilities = np.append(probabilities, 1 - probabilities.sum())
+    observed = np.array([np.sum(sizes == k) for k in range(5)] + [np.sum(sizes >= 5)])
+    assert stats.chisquare(observed, steps * probabilities).pvalue > 1e-3
+    # membership: sample i is in the batch iff its uniform < q (one random(n) per step)
+    sampling = Streams(12345).generator("dpzero", "sampling")
+    assert list(sizes[:50]) == [int(np.sum(sampling.random(n) < batch / n)) for _ in range(50)]
+
+
+def test_poisson_normalises_by_the_fixed_batch_size():
+    rows = np.ones((6, 1))  # a_i = <u, 1> = u = ±1 up to rounding (d = 1): every sampled record adds ±1
+    run = dpzero(Linear(np.ones((1, 1))).loss, rows, np.zeros(1), steps=30, step_size=1e-3, perturbation=1.0,
+                 clip_threshold=5.0, seed=3, noise="none", batching="poisson", batch_size=3)
+    for t, (size, release) in enumerate(zip(run.ledger.batch_sizes, run.releases)):
+        assert abs(release) == pytest.approx(size / 3, rel=1e-14)  # Σ a_i / B, not / |B_t|
+        assert np.sign(release) in (0.0, np.sign(direction_for_step(3, t, 1)[0]))
+
+
+def test_shuffled_epochs_cover_every_index_once():
+    n, batch, steps = 11, 3, 9  # ⌊11/3⌋ = 3 steps per epoch, 2 indices dropped per epoch
+    seen = []
+
+    def loss(x, z):
+        seen.append(int(z[0]))
+        return 0.0
+
+    rows = np.arange(n, dtype=np.float64)[:, None]
+    run = dpzero(loss, rows, np.zeros(1), steps=steps, step_size=0.1, perturbation=1.0, clip_threshold=1.0, seed=0,
+                 noise_seed=77, noise="none", batching="shuffle", batch_size=batch)
+    assert run.ledger.batch_sizes == (batch,) * steps
+    calls = np.array(seen).reshape(steps, batch, 2)  # f(x+λu; ξ_i), f(x−λu; ξ_i) per sample
+    assert np.array_equal(calls[..., 0], calls[..., 1])
+    per_epoch = steps_per_epoch(n, batch)
+    sampling = Streams(77).generator("dpzero", "sampling")
+    for epoch in range(steps // per_epoch):
+        used = calls[epoch * per_epoch:(epoch + 1) * per_epoch, :, 0].ravel()
+        assert len(set(used)) == per_epoch * batch  # no index twice within an epoch
+        permutation = sampling.permutation(n)
+        assert set(used) == set(permutation[:per_epoch * batch])  # the documented schedule
+
+
+def test_poisson_empty_batches_release_zero():
+    run = _run(steps=40, batching="poisson", batch_size=1, seed=6, noise_seed=6)
+    sizes = np.asarray(run.ledger.batch_sizes)
+    assert np.any(sizes == 0)
+    assert np.all(np.asarray(run.releases)[sizes == 0] == 0.0)
+
+
+# --- variants --------------------------------------------------------------------------------------------------
+
+
+def test_raw_difference_equals_normalized_at_c_over_two_lambda():
+    lam = 0.25
+    common = dict(steps=4, step_size=0.1, perturbation=lam, seed=3, record_trajectory=True)
+    raw = dpzero(LINEAR.loss, DATA, np.zeros(3), clip_threshold=0.3, clip_target="raw_difference", noise="none",
+                 **common)
+    normalized = dpzero(LINEAR.loss, DATA, np.zeros(3), clip_threshold=0.3 / (2 * lam), noise="none", **common)
+    assert np.allclose(raw.releases, normalized.releases, rtol=1e-14, atol=0)
+    assert raw.ledger.clip_counts == normalized.ledger.clip_counts and sum(raw.ledger.clip_counts) > 0
+    private = dict(epsilon=3.0, delta=1e-5, noise_seed=4)
+    raw = dpzero(LINEAR.loss, DATA, np.zeros(3), clip_threshold=0.3, clip_target="raw_difference", **private, **common)
+    normalized = dpzero(LINEAR.loss, DATA, np.zeros(3), clip_threshold=0.3 / (2 * lam), **private, **common)
+    assert raw.ledger.plan.noise_std / (2 * lam) == pytest.approx(normalized.ledger.plan.noise_std, rel=1e-14)
+    assert np.allclose(raw.releases, normalized.releases, rtol=1e-12, atol=0)
+
+
+def test_noiseless_dpgd0_takes_dpzero_steps_and_d1_works():
+    for d in (1, 3):
+        rows = DATA[:, :d]
+        loss = Linear(rows).loss
+        common = dict(steps=5, step_size=0.1, perturbation=0.5, clip_threshold=math.inf, seed=9, noise="none",
+                      record_trajectory=True)
+        alg2 = dpzero(loss, rows, np.ones(d), **common)
+        alg1 = dpgd_zeroth_order(loss, rows, np.ones(d), **common)
+        assert np.allclose(alg1.trajectory, alg2.trajectory, rtol=1e-14, atol=1e-15)
+        if d == 1:
+            assert all(abs(abs(direction_for_step(9, t, 1)[0]) - 1) <= 1e-15 for t in range(5))
