@@ -32,6 +32,7 @@ test: $(VENV)/.installed-test
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/bench_estimators.py
 	$(BIN)/python benchmarks/bench_accounting.py
+	$(BIN)/python benchmarks/bench_dpzero.py
 
 docs: $(VENV)/.installed-base
 	$(BIN)/python -m proofs_checks.catalogue

@@ -7,6 +7,7 @@
     dpref account epsilon|sigma ...   privacy accounting (see dpref/account.py)
     dpref conform accountants ...     our accountant beside dp_accounting, Opacus, prv_accountant, autodp
     dpref audit list|run ...          empirical privacy audits (see dpref/audit.py)
+    dpref run ALGORITHM ...           run an algorithm on a built-in problem; trajectory and ledger out (dpref/run.py)
 
 Exit codes: 0 all verdicts pass/erratum-confirmed, 1 a claim failed or errored, 2 bad usage.
 """
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from dpref import account, audit, conform
+from dpref import run as run_command
 from proofs_checks.claim import BUDGETS, ERRATUM, KINDS, PAPERS, PASS
 from proofs_checks.registry import load_claims, select
 from proofs_checks.report import FORMATS, render, to_records, write_report
@@ -63,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     account.register(commands)
     conform.register(commands)
     audit.register(commands)
+    run_command.register(commands)
 
     check = commands.add_parser("check", help="quick claims and quick audits; exit 1 on any violation")
     check.add_argument("--format", default="table", choices=FORMATS)
@@ -162,6 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return conform.run(args)
         if args.command == "audit":
             return audit.run(args)
+        if args.command == "run":
+            return run_command.run(args, command)
         if args.command == "check":
             subjects = [resolve_subject("reference"), resolve_subject("fast")]
             code = _run(load_claims(), subjects, "quick", args.format, args.report, not args.no_progress, 0, command)
