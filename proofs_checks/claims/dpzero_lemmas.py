@@ -31,6 +31,7 @@ from reference.rng import sample_sphere
 from ..claim import Claim, Evidence
 from ..stats import bounded_mean_equality_test, hotelling_mean_test
 from ._common import combine, decide, deterministic, erratum_evidence, mutant
+from .estimators import _scaled
 from .smoothing import _binomial_test
 
 EPS = float(np.finfo(np.float64).eps)
@@ -619,16 +620,6 @@ def _radius_lambda(original):
         return original(loss, x, batch, directions, perturbation / math.sqrt(d), direction_law=direction_law)
 
     return two_point_estimate
-
-
-def _scaled(factor):
-    def transform(original):
-        def estimate(*args, **kwargs):
-            return factor * np.asarray(original(*args, **kwargs), dtype=np.float64)
-
-        return estimate
-
-    return transform
 
 
 def _forward_difference(original):

@@ -503,6 +503,22 @@ def _plan_for(setup, noise, epsilon, delta, accountant, clip_scale):
                         batching=setup.batching, batch_size=setup.batch_size, accountant=accountant)
 
 
+def _prepare_zeroth_order(data, x0, steps, step_size, perturbation, clip_threshold, batching, batch_size, seed,
+                          noise_seed, noise, epsilon, delta, accountant):
+    """Validated inputs, the privacy plan (None without noise), the secret generators, the arithmetic and the
+    normaliser shared by Algorithms 1 and 2."""
+    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed,
+                   private=noise == "gaussian")
+    lam = check_real("perturbation", perturbation, positive=True)
+    if setup.use_mp:
+        lam = mpmath.mpf(lam)
+    plan = _plan_for(setup, noise, epsilon, delta, accountant, setup.clip)
+    noise_rng, sampling_rng = _noise_generators(setup)
+    arithmetic = "mpmath" if setup.use_mp else "float64"
+    normalizer = setup.normalizer if setup.use_mp else float(setup.normalizer)
+    return setup, lam, plan, noise_rng, sampling_rng, arithmetic, normalizer
+
+
 # ---------------------------------------------------------------------------------------------------
 # Algorithm 2 — DPZero
 
@@ -538,15 +554,10 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
         6 ("5:"): output x_τ, τ ~ Unif{0..T−1}
     """
     _check_common(direction, clip_target, noise, epsilon, delta)
-    private = noise == "gaussian"
-    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, private=private)
-    lam = check_real("perturbation", perturbation, positive=True)
-    if setup.use_mp:
-        lam = mpmath.mpf(lam)
-    plan = _plan_for(setup, noise, epsilon, delta, accountant, setup.clip)
-    noise_rng, sampling_rng = _noise_generators(setup)
-    arithmetic = "mpmath" if setup.use_mp else "float64"
-    normalizer = setup.normalizer if setup.use_mp else float(setup.normalizer)
+    setup, lam, plan, noise_rng, sampling_rng, arithmetic, normalizer = _prepare_zeroth_order(
+        data, x0, steps, step_size, perturbation, clip_threshold, batching, batch_size, seed, noise_seed, noise,
+        epsilon, delta, accountant)
+    private = plan is not None
 
     x = setup.x0
     iterates = [x]
@@ -609,15 +620,10 @@ def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_th
     The released value per step is ḡ_t + z_t (a vector); Δ = 2C/n as for Alg 2 (ℓ2, replace-one).
     """
     _check_common(direction, "normalized", noise, epsilon, delta)
-    private = noise == "gaussian"
-    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, private=private)
-    lam = check_real("perturbation", perturbation, positive=True)
-    if setup.use_mp:
-        lam = mpmath.mpf(lam)
-    plan = _plan_for(setup, noise, epsilon, delta, accountant, setup.clip)
-    noise_rng, sampling_rng = _noise_generators(setup)
-    arithmetic = "mpmath" if setup.use_mp else "float64"
-    normalizer = setup.normalizer if setup.use_mp else float(setup.normalizer)
+    setup, lam, plan, noise_rng, sampling_rng, arithmetic, normalizer = _prepare_zeroth_order(
+        data, x0, steps, step_size, perturbation, clip_threshold, batching, batch_size, seed, noise_seed, noise,
+        epsilon, delta, accountant)
+    private = plan is not None
 
     x = setup.x0
     iterates = [x]
