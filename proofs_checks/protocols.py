@@ -180,7 +180,7 @@ PROTOCOLS: dict[str, tuple[str, str]] = {
     "dpzero": (
         "dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None, seed, "
         "noise_seed=None, direction='sphere', clip_target='normalized', batching='full', batch_size=None, "
-        "accountant=None, noise='gaussian', record_trajectory=False, trace=None) -> DPResult",
+        "accountant=None, noise='gaussian', record_trajectory=False, trace=None, sampling_probability=None) -> DPResult",
         "dpzero Alg 2: u_t from key ('dpzero','direction',t) under seed; a_i central differences; "
         "s_t = clipped mean + sigma z_t with z_t the t-th standard_normal() of key ('dpzero','noise') under "
         "noise_seed; x_{t+1} = x_t - alpha s_t u_t; tau = integers(T) of key ('dpzero','output'); "
@@ -189,24 +189,25 @@ PROTOCOLS: dict[str, tuple[str, str]] = {
     "dpgd_zeroth_order": (
         "dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, "
         "delta=None, seed, noise_seed=None, direction='sphere', batching='full', batch_size=None, accountant=None, "
-        "noise='gaussian', record_trajectory=False, trace=None) -> DPResult",
+        "noise='gaussian', record_trajectory=False, trace=None, sampling_probability=None) -> DPResult",
         "dpzero Alg 1 (DPGD-0th): g_i = a_i u_t, vector clipping, z_t = standard_normal(d) of the noise key",
     ),
     "dpgd": (
         "dpgd(gradient, data, x0, *, steps, step_size, clip_threshold, epsilon=None, delta=None, seed, "
         "noise_seed=None, batching='full', batch_size=None, accountant=None, noise='gaussian', "
-        "record_trajectory=False, trace=None) -> DPResult",
+        "record_trajectory=False, trace=None, sampling_probability=None) -> DPResult",
         "first-order DP-GD (dpzero §2.1): clipped mean of per-sample gradients + N(0, sigma^2 I_d)",
     ),
     "mezo": (
         "mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold=inf, direction='gaussian', "
-        "batching='full', batch_size=None, record_trajectory=False, trace=None) -> DPResult",
+        "batching='full', batch_size=None, record_trajectory=False, trace=None, sampling_probability=None) -> DPResult",
         "MeZO / ZO-SGD: Alg 2 with no noise (non-private)",
     ),
     "privacy_plan": (
         "privacy_plan(*, clip_threshold, n, steps, epsilon, delta, batching='full', batch_size=None, "
-        "accountant=None) -> PrivacyPlan",
-        "noise sigma, relation, sensitivity and certified eps of one run (dpzero.md §5)",
+        "accountant=None, sampling_probability=None) -> PrivacyPlan",
+        "noise sigma, relation, sensitivity and certified eps of one run (dpzero.md §5); Poisson: add/remove when "
+        "sampling_probability q is given, zero-out (n public) when q = B/n",
     ),
     "direction_for_step": (
         "direction_for_step(seed, t, d, direction='sphere') -> (d,)",

@@ -422,3 +422,33 @@ def test_experiment_preset_noise_matches_the_public_code():
                                    batching="shuffle", batch_size=64, accountant="poisson_rdp_for_shuffling")
     assert shuffled.noise_std == expected and shuffled.guarantee == "heuristic"
     assert 1.99 < shuffled.epsilon_claimed <= 2.0  # dpzero.md §5.3: achieved 1.9922
+
+
+def test_poisson_relation_follows_how_q_is_fixed():
+    """q given: a public constant, add/remove neighbours; q = B/n: n public, zero-out neighbours (module doc).
+    Both are proven by the same Poisson RDP curve, so the noise is the same at the same q."""
+    given = privacy_plan(clip_threshold=1.0, n=20, steps=3, epsilon=2, delta=1e-5, batching="poisson",
+                         batch_size=5, sampling_probability=0.25)
+    derived = privacy_plan(clip_threshold=1.0, n=20, steps=3, epsilon=2, delta=1e-5, batching="poisson",
+                           batch_size=5)
+    assert given.relation == "add_remove" and derived.relation == "zero_out"
+    assert given.guarantee == derived.guarantee == "proven"
+    assert given.noise_std == derived.noise_std and given.sensitivity == derived.sensitivity == 1.0 / 5
+    heuristic = privacy_plan(clip_threshold=1.0, n=20, steps=3, epsilon=2, delta=1e-5, batching="poisson",
+                             batch_size=5, accountant="rdp_opacus", sampling_probability=0.5)
+    assert heuristic.guarantee == "heuristic" and "add-remove" in heuristic.note
+
+
+def test_sampling_probability_sets_the_poisson_rate_and_is_validated():
+    data = np.arange(40, dtype=np.float64).reshape(40, 1)
+    loss = Linear(np.eye(1)).loss
+    common = dict(steps=200, step_size=1e-3, perturbation=1.0, clip_threshold=1.0, seed=3, noise="none",
+                  batching="poisson", batch_size=10)
+    run = dpzero(loss, data, np.zeros(1), sampling_probability=0.1, **common)
+    uniforms = Streams(3).generator("dpzero", "sampling").random((200, 40))
+    assert list(run.ledger.batch_sizes) == list(np.sum(uniforms < 0.1, axis=1))  # q as given, not B/n = 0.25
+    with pytest.raises(ValueError, match="sampling_probability must lie in"):
+        dpzero(loss, data, np.zeros(1), sampling_probability=1.5, **common)
+    with pytest.raises(ValueError, match="sampling_probability must be None for batching='full'"):
+        dpzero(loss, data, np.zeros(1), steps=2, step_size=1e-3, perturbation=1.0, clip_threshold=1.0, seed=3,
+               noise="none", sampling_probability=0.5)

@@ -435,3 +435,21 @@ def test_random_configurations(algorithm, kind, d, n, steps, batching, batch_fra
         batched_kwargs = dict(kwargs, noise_seed=np.array(seeds) + 1) if algorithm != "mezo" else kwargs
         batched = run(fast, algorithm, objective, x0, np.array(seeds), **batched_kwargs)
         assert_same_run(want, fast.select_replicate(batched, 0), rtol=1e-11)
+
+
+def test_explicit_sampling_probability_agrees_draw_for_draw_with_replicates():
+    from reference.algorithms import dpzero as reference_dpzero
+    from reference.fast import dpzero as fast_dpzero
+    from reference.objectives import EffectiveRankQuadratic
+    from reference.rng import Streams as _Streams
+
+    objective = EffectiveRankQuadratic(3, 15, "sqrt", _Streams(5).generator("tests", "fast", "q"))
+    common = dict(steps=5, step_size=0.05, perturbation=1e-3, clip_threshold=1.0, epsilon=2.0, delta=1e-5,
+                  batching="poisson", batch_size=4, accountant="rdp_opacus", sampling_probability=0.4)
+    seeds = np.array([11, 12, 13])
+    batched = fast_dpzero.dpzero(objective, objective.data, np.zeros(3), seed=seeds, **common)
+    for r, seed in enumerate(seeds):
+        single = reference_dpzero.dpzero(objective, objective.data, np.zeros(3), seed=int(seed), **common)
+        assert np.array_equal(batched.releases[r], single.releases)
+        assert list(batched.ledger.batch_sizes[r]) == list(single.ledger.batch_sizes)
+    assert batched.ledger.plan.relation == "replace_one"  # rdp_opacus keeps the experiments' (heuristic) label

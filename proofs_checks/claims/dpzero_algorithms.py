@@ -135,13 +135,15 @@ def _alg2_with_bug(bug: str):
     def transform(original):
         def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None,
                    seed, noise_seed=None, direction="sphere", clip_target="normalized", batching="full",
-                   batch_size=None, accountant=None, noise="gaussian", record_trajectory=False, trace=None):
+                   batch_size=None, accountant=None, noise="gaussian", record_trajectory=False, trace=None,
+                   sampling_probability=None):
             if batching != "full":
                 return original(loss, data, x0, steps=steps, step_size=step_size, perturbation=perturbation,
                                 clip_threshold=clip_threshold, epsilon=epsilon, delta=delta, seed=seed,
                                 noise_seed=noise_seed, direction=direction, clip_target=clip_target,
                                 batching=batching, batch_size=batch_size, accountant=accountant, noise=noise,
-                                record_trajectory=record_trajectory, trace=trace)
+                                record_trajectory=record_trajectory, trace=trace,
+                                sampling_probability=sampling_probability)
             return _run_alg2(loss, data, x0, steps, step_size, perturbation, clip_threshold, epsilon, delta, seed,
                              noise_seed, direction, clip_target, accountant, noise, record_trajectory, trace, bug)
 
@@ -225,12 +227,14 @@ def _alg1_with_bug(bug: str):
     def transform(original):
         def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None,
                               delta=None, seed, noise_seed=None, direction="sphere", batching="full", batch_size=None,
-                              accountant=None, noise="gaussian", record_trajectory=False, trace=None):
+                              accountant=None, noise="gaussian", record_trajectory=False, trace=None,
+                              sampling_probability=None):
             if batching != "full":
                 return original(loss, data, x0, steps=steps, step_size=step_size, perturbation=perturbation,
                                 clip_threshold=clip_threshold, epsilon=epsilon, delta=delta, seed=seed,
                                 noise_seed=noise_seed, direction=direction, batching=batching, batch_size=batch_size,
-                                accountant=accountant, noise=noise, record_trajectory=record_trajectory, trace=trace)
+                                accountant=accountant, noise=noise, record_trajectory=record_trajectory, trace=trace,
+                                sampling_probability=sampling_probability)
             data_ = np.asarray(data, dtype=np.float64)
             x = np.array(x0, dtype=np.float64)
             n, d, lam, alpha = data_.shape[0], x.shape[0], float(perturbation), float(step_size)
@@ -341,48 +345,60 @@ def _check_transcript_sensitivity(subject, ctx):
 
 
 def _check_poisson_sensitivity(subject, ctx, clip, eps, delta):
-    """T35: Poisson batching with rate q = B/n and the fixed normaliser B; zero-out neighbours (the relation of
-    the Poisson plan: n is a public constant, record j is replaced by a null record whose clipped difference is 0).
+    """T35: Poisson batching with the fixed normaliser B has sensitivity C/B under the relation the plan states.
+
+    * q = B/n (``sampling_probability=None``): n is public, ZERO-OUT neighbours — record j is −K on S and the
+      null record 0 on S' (same n, same uniforms, same batches).
+    * q given (``sampling_probability=q``): ADD/REMOVE neighbours — S' = S without its last record j. Same noise
+      seed: S's sampling uniforms are random(n), S''s the first n − 1 of them (random(n − 1) from the same
+      documented stream), so the other records' memberships coincide exactly.
 
     The released query is the normalised clipped sum, run here with noise="none" (so the release IS the
-    query; the noise would cancel anyway). d = 1, so u_t = ±1 (up to rounding) and a_i = <u_t, ξ_i>: the
-    other records are ξ = +K (a_i = K·u_t, all clipped to the same ±C); record j is −K on S and the null record
-    0 on S'. Same seeds, same n, hence the same sampling uniforms and batches (checked against the documented
-    schedule, random(n) < B/n on key ('dpzero', 'sampling')). With the fixed normaliser the difference is
-    |clip(a_j)|/B = C/B whenever j is sampled; dividing by the realised |B_t| instead gives C/|B_t|, up to C.
+    query; the noise would cancel anyway). d = 1, so u_t = ±1 (up to rounding) and a_i = <u_t, ξ_i>: the other
+    records are ξ = +K (all clipped to the same ±C). Batch sizes are checked against the documented schedule
+    (random(n) < q on key ('dpzero', 'sampling')). With the fixed normaliser the difference is |clip(a_j)|/B =
+    C/B whenever j is sampled; dividing by the realised |B_t| instead gives up to C.
     """
     n, batch = 6, 3
-    q = batch / n
     rows = np.full((n, 1), ADVERSARIAL_SCALE)
     rows[-1] = -ADVERSARIAL_SCALE
-    neighbour = rows.copy()
-    neighbour[-1] = 0.0  # the null record: zero loss difference
+    null_neighbour = rows.copy()
+    null_neighbour[-1] = 0.0  # the null record: zero loss difference
     loss = Linear(np.eye(1)).loss
     gen = ctx.generator("poisson_sensitivity")
     runs = ctx.budget.pick(quick=40, full=400)
-    diffs = []
-    for seed, noise_seed in zip(_seeds(gen, runs), _seeds(gen, runs)):
-        uniforms = Streams(noise_seed).generator("dpzero", "sampling").random(n)
-        common = dict(steps=1, step_size=1e-3, perturbation=1.0, clip_threshold=clip, seed=seed, noise_seed=noise_seed,
-                      batching="poisson", batch_size=batch, noise="none")
-        a = subject.dpzero(loss, rows, np.zeros(1), **common)
-        b = subject.dpzero(loss, neighbour, np.zeros(1), **common)
-        expected = int(np.sum(uniforms < q))
-        if a.ledger.batch_sizes[0] != expected or b.ledger.batch_sizes[0] != expected:
-            return deterministic(False, detail=f"Poisson batch sizes {a.ledger.batch_sizes[0]}, "
-                                               f"{b.ledger.batch_sizes[0]} differ from the documented sampling "
-                                               f"schedule (random(n) < B/n on key ('dpzero','sampling')): {expected}")
-        diffs.append(abs(float(a.releases[0]) - float(b.releases[0])))
-    part = _sensitivity_part(diffs, clip / batch, False,
-                             f"dpzero Poisson (zero-out, fixed normaliser B={batch}, n={n}, {runs} runs)")
-    if part.verdict != "pass" or ctx.budget.name != "full":
-        return part
-    # the Poisson plan (RDP calibration) costs seconds on the reference: full budget only
-    plan = subject.privacy_plan(clip_threshold=clip, n=n, steps=1, epsilon=eps, delta=delta, batching="poisson",
-                                batch_size=batch)
-    gap = _relative_gap(plan.sensitivity, mpmath.mpf(clip) / batch)
-    return deterministic(gap <= 1e-12 and plan.relation == "zero_out", statistic=gap, bound=1e-12,
-                         detail=part.detail + f"; plan Δ = {plan.sensitivity!r} vs C/B, relation {plan.relation!r}")
+    parts = []
+    for relation, rate, neighbour in (("zero_out", None, null_neighbour), ("add_remove", 0.5, rows[:-1])):
+        q = batch / n if rate is None else rate
+        diffs = []
+        for seed, noise_seed in zip(_seeds(gen, runs), _seeds(gen, runs)):
+            uniforms = Streams(noise_seed).generator("dpzero", "sampling").random(n)
+            common = dict(steps=1, step_size=1e-3, perturbation=1.0, clip_threshold=clip, seed=seed,
+                          noise_seed=noise_seed, batching="poisson", batch_size=batch, noise="none")
+            if rate is not None:
+                common["sampling_probability"] = rate
+            a = subject.dpzero(loss, rows, np.zeros(1), **common)
+            b = subject.dpzero(loss, neighbour, np.zeros(1), **common)
+            expected = (int(np.sum(uniforms < q)), int(np.sum(uniforms[:len(neighbour)] < q)))
+            if (a.ledger.batch_sizes[0], b.ledger.batch_sizes[0]) != expected:
+                return deterministic(False, detail=f"Poisson batch sizes {a.ledger.batch_sizes[0]}, "
+                                                   f"{b.ledger.batch_sizes[0]} differ from the documented sampling "
+                                                   f"schedule (random(n) < q on key ('dpzero','sampling')): {expected}")
+            diffs.append(abs(float(a.releases[0]) - float(b.releases[0])))
+        part = _sensitivity_part(diffs, clip / batch, False,
+                                 f"dpzero Poisson ({relation}, q={q:g}, fixed normaliser B={batch}, n={n}, {runs} runs)")
+        if part.verdict != "pass" or ctx.budget.name != "full":
+            parts.append(part)
+            continue
+        # the Poisson plan (RDP calibration) costs seconds on the reference: full budget only
+        plan = subject.privacy_plan(clip_threshold=clip, n=n, steps=1, epsilon=eps, delta=delta, batching="poisson",
+                                    batch_size=batch, sampling_probability=rate)
+        gap = _relative_gap(plan.sensitivity, mpmath.mpf(clip) / batch)
+        parts.append(deterministic(gap <= 1e-12 and plan.relation == relation, statistic=gap, bound=1e-12,
+                                   detail=part.detail + f"; plan Δ = {plan.sensitivity!r} vs C/B, relation "
+                                                        f"{plan.relation!r}"))
+    return combine(parts, ctx)
+
 
 
 def _clips_at_twice_threshold(original):
@@ -766,8 +782,8 @@ CLAIMS = [
                   "identical directions and releases that differ by at most Δ = 2C/n per step (scalar ŝ_t for "
                   "Alg 2, ℓ2 for Alg 1 and DP-GD), attained when one record's clipped value moves from +C to −C; "
                   "the plan's Δ is 2C/n and its σ is Lemma 2.2's 4C√(2T log(e+ε/δ))/(nε). Poisson batching with "
-                  "rate q = B/n and the fixed normaliser B has sensitivity C/B under zero-out neighbours (a record "
-                  "replaced by a null record, n public), attained.",
+                  "the fixed normaliser B has sensitivity C/B, attained: under zero-out neighbours (a record "
+                  "replaced by a null record, n public) when q = B/n, under add/remove when q is given.",
         kind="privacy",
         requires=("dpzero", "dpgd_zeroth_order", "dpgd", "privacy_plan", "direction_for_step"),
         check=_check_transcript_sensitivity,

@@ -85,12 +85,14 @@ class Config:
     private: bool = True
     separate_noise_seed: bool = False
     perturbation: float = 0.1
+    sampling_probability: float | None = None  # Poisson q given explicitly (add/remove); None: q = B/n
 
     @property
     def label(self) -> str:
         noise = self.accountant if self.private else "no noise"
+        rate = "" if self.sampling_probability is None else f", q={self.sampling_probability:g}"
         return (f"{self.algorithm} {self.objective} d={self.d} n={self.n} T={self.steps} {self.direction} "
-                f"{self.clip_target} {self.batching}(B={self.batch_size}) {noise}")
+                f"{self.clip_target} {self.batching}(B={self.batch_size}{rate}) {noise}")
 
 
 def _problem(ctx, config: Config):
@@ -121,6 +123,8 @@ def _kwargs(config: Config, objective, seed, noise_seed, *, seed_arg=None, noise
     kwargs = dict(steps=config.steps, step_size=0.05 if config.objective == "quadratic" else 0.1,
                   seed=seed if seed_arg is None else seed_arg, batching=config.batching,
                   batch_size=config.batch_size, record_trajectory=True, trace=trace_square_norm)
+    if config.sampling_probability is not None:
+        kwargs["sampling_probability"] = config.sampling_probability
     if config.algorithm != "dpgd":
         kwargs.update(perturbation=config.perturbation, direction=config.direction)
     if config.algorithm == "dpzero":
@@ -152,7 +156,8 @@ def _contract_batches(config: Config, noise_seed: int) -> list[np.ndarray]:
         return [np.arange(n)] * steps
     rng = Streams(noise_seed).generator("dpzero", "sampling")
     if config.batching == "poisson":
-        return [np.flatnonzero(rng.random(n) < batch / n) for _ in range(steps)]
+        q = batch / n if config.sampling_probability is None else config.sampling_probability
+        return [np.flatnonzero(rng.random(n) < q) for _ in range(steps)]
     per_epoch, out = n // batch, []
     for t in range(steps):
         if t % per_epoch == 0:
@@ -452,6 +457,8 @@ def _dpzero_configs(budget):
         Config("dpzero", "ridge", 4, 12, 8, "gaussian", "normalized", "shuffle", 4, "gdp_participation"),
         Config("dpzero", "quadratic", 4, 12, 8, "sphere", "normalized", "shuffle", 5, "poisson_rdp_for_shuffling"),
         Config("dpzero", "ridge", 3, 9, 7, "sphere", "normalized", "poisson", 4, None, private=False),
+        Config("dpzero", "quadratic", 3, 9, 6, "gaussian", "normalized", "poisson", 3, "rdp_opacus",
+               separate_noise_seed=True, sampling_probability=0.4),
         Config("dpzero", "quadratic", 2, 6, 5, "gaussian", "raw_difference", "full", None, None, private=False),
     ]
     full = []
@@ -506,6 +513,8 @@ def _mezo_configs(budget):
     quick = [
         Config("mezo", "quadratic", 3, 10, 6, "gaussian", batching="full", private=False),
         Config("mezo", "ridge", 4, 12, 8, "gaussian", batching="poisson", batch_size=4, private=False),
+        Config("mezo", "ridge", 3, 10, 6, "gaussian", batching="poisson", batch_size=4, private=False,
+               sampling_probability=0.25),
         Config("mezo", "quadratic", 2, 9, 7, "sphere", batching="shuffle", batch_size=3, private=False),
     ]
     full = [Config("mezo", objective, d, 12, 8, direction, batching=b, batch_size=s, private=False)
@@ -601,15 +610,16 @@ def _naive_dpzero(bug: str):
 
     def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None, seed,
                noise_seed=None, direction="sphere", clip_target="normalized", batching="full", batch_size=None,
-               accountant=None, noise="gaussian", record_trajectory=False, trace=None):
+               accountant=None, noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
         ref = reference_subject()
         private = noise == "gaussian"
         secret = seed if noise_seed is None else noise_seed
         n, d = data.shape[0], len(x0)
         plan = ref.privacy_plan(clip_threshold=clip_threshold, n=n, steps=steps, epsilon=epsilon, delta=delta,
-                                batching=batching, batch_size=batch_size, accountant=accountant) if private else None
+                                batching=batching, batch_size=batch_size, accountant=accountant,
+                                sampling_probability=sampling_probability) if private else None
         config = Config("dpzero", "quadratic", d, n, steps, direction, clip_target, batching, batch_size, accountant,
-                        private)
+                        private, sampling_probability=sampling_probability)
         batches = _contract_batches(config, secret)
         noise_rng = Streams(secret).generator("dpzero", "noise")
         lam = float(perturbation)

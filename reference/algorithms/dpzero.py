@@ -31,13 +31,19 @@ batching       accountant                 noise, guarantee
                shuffling``                shuffled batches; reproduction only, warns, "heuristic"
 =============  =========================  ==================================================================
 
-Poisson batching and the neighbouring relation. The inclusion probability is q = B/n with n = len(data), so
-n is a public constant of the mechanism: a neighbour that simply drops a record would be sampled at
-B/(n−1) and is NOT covered (one record's removal can then move the clipped mean by more than C/B). The
-guarantee is for dp_accounting's ZERO_OUT relation: one record replaced by a null record whose clipped
-difference is 0 (e.g. a constant loss), n unchanged — under the fixed normaliser B such a record contributes
-exactly what an absent one would, so the Poisson-subsampled Gaussian RDP (valid for add/remove and zero-out)
-applies with Δ = C/B.
+Poisson batching and the neighbouring relation. Each record is in the batch independently with probability q
+and the clipped sum is divided by the fixed normaliser B. Two ways to fix q:
+
+* ``sampling_probability=q`` given: q is a public constant of the mechanism, whatever the dataset's size, so a
+  neighbour that adds or removes a record is sampled at the same rate: the guarantee is for ADD/REMOVE
+  neighbours (relation "add_remove"), Δ = C/B.
+* ``sampling_probability=None`` (default): q = B/n with n = len(data). Then n is a public constant too: a
+  neighbour that drops a record would be sampled at B/(n−1) and is NOT covered (one record's removal can then
+  move the clipped mean by more than C/B). The guarantee is for dp_accounting's ZERO_OUT relation: one record
+  replaced by a null record whose clipped difference is 0 (e.g. a constant loss), n unchanged — under the
+  fixed normaliser B such a record contributes exactly what an absent one would.
+
+Either way the Poisson-subsampled Gaussian RDP (valid for add/remove and zero-out) applies with Δ = C/B.
 
 Randomness schedule (DESIGN.md, randomness contract). ``seed`` is the PUBLIC seed; ``noise_seed`` the
 SECRET one (default: ``seed``, which is then secret too). Keys, all under the paper key "dpzero", so
@@ -99,6 +105,7 @@ __all__ = [
     "privacy_plan",
     "direction_for_step",
     "steps_per_epoch",
+    "poisson_rate",
     "dpzero",
     "dpgd_zeroth_order",
     "dpgd",
@@ -224,14 +231,17 @@ def steps_per_epoch(n: int, batch_size: int) -> int:
     return n // batch_size
 
 
-def privacy_plan(*, clip_threshold, n, steps, epsilon, delta, batching="full", batch_size=None, accountant=None):
+def privacy_plan(*, clip_threshold, n, steps, epsilon, delta, batching="full", batch_size=None, accountant=None,
+                 sampling_probability=None):
     """The noise σ and the guarantee for one run (dpzero.md §5.1–§5.3, §2.5; the table in the module doc).
 
     clip_threshold: C > 0, finite (C' for ``clip_target="raw_difference"``: the plan is on the scale at
     which clipping happens). n: dataset size. steps: T, the integer number of steps actually run
     (§5.4 rule 3). epsilon, delta: the target (ε > 0, δ ∈ (0, 1)). batching: "full", "poisson" or
     "shuffle". batch_size: B (expected batch size qn for Poisson; fixed size for shuffling); None for
-    full batch. accountant: one of ``ACCOUNTANTS[batching]`` (default: the first).
+    full batch. accountant: one of ``ACCOUNTANTS[batching]`` (default: the first). sampling_probability: q
+    for Poisson batching, a public constant (add/remove guarantee); None means q = B/n (zero-out guarantee,
+    n public; module doc). Must be None for the other batchings.
 
     The plan is a pure function of its arguments and the mpmath working precision, so it is memoised
     (the Poisson RDP calibration takes seconds in mpmath and audits call the algorithm repeatedly).
@@ -242,6 +252,7 @@ def privacy_plan(*, clip_threshold, n, steps, epsilon, delta, batching="full", b
     eps = check_real("epsilon", epsilon, positive=True)
     delta = check_probability("delta", delta)
     batching, batch_size, accountant = _check_batching(batching, batch_size, accountant, n)
+    sampling_probability = _check_sampling_probability(batching, sampling_probability)
     if accountant == "lemma22" and eps > LEMMA22_VERIFIED_EPSILON:
         warnings.warn(
             f"dpzero Lemma 2.2 is not verified for epsilon > {LEMMA22_VERIFIED_EPSILON:g} (erratum E5: it is not "
@@ -257,16 +268,16 @@ def privacy_plan(*, clip_threshold, n, steps, epsilon, delta, batching="full", b
             stacklevel=2,
         )
     return _privacy_plan(float(clip), n, steps, float(eps), float(delta), batching, batch_size, accountant,
-                         mpmath.mp.prec)
+                         sampling_probability, mpmath.mp.prec)
 
 
 @functools.lru_cache(maxsize=256)
-def _privacy_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, precision):
+def _privacy_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, sampling_probability, precision):
     with mpmath.workprec(precision):
-        return _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant)
+        return _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, sampling_probability)
 
 
-def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant):
+def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, sampling_probability):
     eps_mp, delta_mp, clip_mp = mpmath.mpf(eps), mpmath.mpf(delta), mpmath.mpf(clip)
 
     if batching == "full":
@@ -282,15 +293,18 @@ def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant):
         return _gdp_plan(accountant, batching, "replace_one", steps, sensitivity, sigma, steps, eps, delta,
                          claimed, guarantee, note)
 
-    q = mpmath.mpf(batch_size) / n
+    q = mpmath.mpf(batch_size) / n if sampling_probability is None else mpmath.mpf(sampling_probability)
     if batching == "poisson":
+        # q fixed by the caller: add/remove; q = B/n: zero-out with n public (module doc)
+        relation = NeighbouringRelation.ZERO_OUT if sampling_probability is None else NeighbouringRelation.ADD_OR_REMOVE_ONE
+        relation_name = "zero_out" if sampling_probability is None else "add_remove"
         if accountant == "rdp":
-            sensitivity = clip_mp / batch_size  # zero-out, fixed normaliser B (dpzero.md §2.5; module doc)
+            sensitivity = clip_mp / batch_size  # fixed normaliser B (dpzero.md §2.5; module doc)
             z = calibrate_gaussian_noise(eps_mp, delta_mp, steps=steps, sampling_probability=q,
-                                         relation=NeighbouringRelation.ZERO_OUT, accountant="rdp")
-            ledger = RdpAccountant(relation=NeighbouringRelation.ZERO_OUT)
+                                         relation=relation, accountant="rdp")
+            ledger = RdpAccountant(relation=relation)
             ledger.compose(PoissonSampledEvent(q, GaussianEvent(z)), steps)
-            return PrivacyPlan(accountant, batching, "zero_out", steps, _round_up_to_float(sensitivity),
+            return PrivacyPlan(accountant, batching, relation_name, steps, _round_up_to_float(sensitivity),
                                _round_up_to_float(z * sensitivity), _round_up_to_float(z), eps, delta,
                                _round_up_to_float(ledger.get_epsilon(delta_mp)), None, None, "proven",
                                "Poisson-subsampled Gaussian RDP (Mironov-Talwar-Zhang), BBGHS conversion")
@@ -300,7 +314,7 @@ def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant):
                            _round_up_to_float(2 * mpmath.mpf(z) * clip_mp / batch_size), float(z), eps, delta,
                            _round_up_to_float(dpzero_opacus_epsilon(z, float(q), steps, delta)), None, None, "heuristic",
                            "the experiments' accounting ([code], E7): Opacus RDP (add/remove) with the sensitivity "
-                           "doubled to stand for replace-one; proven for zero-out only (n public)")
+                           f"doubled to stand for replace-one; proven for {relation_name.replace('_', '-')} only")
     # shuffle
     per_epoch = steps_per_epoch(n, batch_size)
     sensitivity = 2 * clip_mp / batch_size  # replace-one: the record keeps its position, hence its batch
@@ -340,6 +354,15 @@ def _check_batch_size(batching, batch_size, n):
     if batch_size is None:
         raise ValueError(f"batching={batching!r} needs batch_size (B), an integer in [1, n]")
     return check_int("batch_size", batch_size, minimum=1, maximum=n)
+
+
+def _check_sampling_probability(batching, sampling_probability):
+    """None, or q ∈ (0, 1] for Poisson batching only (a float, so that plans are memoised by value)."""
+    if sampling_probability is None:
+        return None
+    if batching != "poisson":
+        raise ValueError(f"sampling_probability must be None for batching={batching!r} (it is Poisson's rate q)")
+    return float(check_probability("sampling_probability", sampling_probability, open_right=False))
 
 
 def _check_batching(batching, batch_size, accountant, n):
@@ -392,12 +415,14 @@ class _Setup:
     clip: float
     batching: str
     batch_size: int | None
-    normalizer: object  # n (full), B = qn (Poisson, fixed expected size) or B (shuffle)
+    sampling_probability: float | None  # Poisson q as given (None: q = B/n)
+    normalizer: object  # n (full), B (Poisson: the fixed normaliser) or B (shuffle)
     seed: int
     noise_seed: int
 
 
-def _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, *, private):
+def _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, *, private,
+           sampling_probability=None):
     data = check_array("data", data, ndim=2)
     if data.shape[0] < 1:
         raise ValueError("data must have at least one row (n >= 1)")
@@ -414,13 +439,14 @@ def _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, see
     noise_seed = seed if noise_seed is None else check_int("noise_seed", noise_seed, minimum=0)
     n = data.shape[0]
     batch_size = _check_batch_size(batching, batch_size, n)
+    sampling_probability = _check_sampling_probability(batching, sampling_probability)
     normalizer = n if batching == "full" else batch_size
     if use_mp:
         x0, data, step_size = to_mp(x0), to_mp(data), mpmath.mpf(step_size)
     else:
         x0 = np.array(x0, dtype=np.float64)
-    return _Setup(data, x0, n, x0.shape[0], use_mp, steps, step_size, clip, batching, batch_size, normalizer,
-                  seed, noise_seed)
+    return _Setup(data, x0, n, x0.shape[0], use_mp, steps, step_size, clip, batching, batch_size,
+                  sampling_probability, normalizer, seed, noise_seed)
 
 
 def _check_common(direction, clip_target, noise, epsilon, delta):
@@ -444,7 +470,7 @@ def _batches(setup: _Setup, sampling_rng: np.random.Generator):
         for _ in range(setup.steps):
             yield np.arange(n)
     elif setup.batching == "poisson":
-        q = setup.batch_size / n
+        q = poisson_rate(setup)
         for _ in range(setup.steps):
             yield np.flatnonzero(sampling_rng.random(n) < q)
     else:
@@ -455,6 +481,11 @@ def _batches(setup: _Setup, sampling_rng: np.random.Generator):
                 permutation = sampling_rng.permutation(n)
             k = t % per_epoch
             yield np.sort(permutation[k * setup.batch_size:(k + 1) * setup.batch_size])
+
+
+def poisson_rate(setup) -> float:
+    """The Poisson inclusion probability q of a run: as given, or B/n."""
+    return setup.batch_size / setup.n if setup.sampling_probability is None else setup.sampling_probability
 
 
 def _noise_generators(setup: _Setup):
@@ -500,15 +531,16 @@ def _plan_for(setup, noise, epsilon, delta, accountant, clip_scale):
             raise ValueError("accountant must be None when noise='none' (the run is not private)")
         return None
     return privacy_plan(clip_threshold=clip_scale, n=setup.n, steps=setup.steps, epsilon=epsilon, delta=delta,
-                        batching=setup.batching, batch_size=setup.batch_size, accountant=accountant)
+                        batching=setup.batching, batch_size=setup.batch_size, accountant=accountant,
+                        sampling_probability=setup.sampling_probability)
 
 
 def _prepare_zeroth_order(data, x0, steps, step_size, perturbation, clip_threshold, batching, batch_size, seed,
-                          noise_seed, noise, epsilon, delta, accountant):
+                          noise_seed, noise, epsilon, delta, accountant, sampling_probability):
     """Validated inputs, the privacy plan (None without noise), the secret generators, the arithmetic and the
     normaliser shared by Algorithms 1 and 2."""
     setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed,
-                   private=noise == "gaussian")
+                   private=noise == "gaussian", sampling_probability=sampling_probability)
     lam = check_real("perturbation", perturbation, positive=True)
     if setup.use_mp:
         lam = mpmath.mpf(lam)
@@ -525,7 +557,7 @@ def _prepare_zeroth_order(data, x0, steps, step_size, perturbation, clip_thresho
 
 def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None, seed,
            noise_seed=None, direction="sphere", clip_target="normalized", batching="full", batch_size=None,
-           accountant=None, noise="gaussian", record_trajectory=False, trace=None):
+           accountant=None, noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
     """dpzero Algorithm 2 (DPZero), lines 1–8, with the variants of dpzero.md §2.5.
 
     Args:
@@ -541,7 +573,8 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
         clip_target: "normalized" (DPZero) or "raw_difference" (clip f+ − f− at C'; ŝ is then divided by
             2λ, noise included, which equals "normalized" with C = C'/(2λ) — E18, T36).
         batching: "full" | "poisson" | "shuffle"; batch_size: B for the last two; accountant: see
-            ``privacy_plan``. noise: "gaussian" or "none" (MeZO).
+            ``privacy_plan``; sampling_probability: Poisson's q (module doc: add/remove when given,
+            zero-out with q = B/n when None). noise: "gaussian" or "none" (MeZO).
         record_trajectory: return x_0..x_T. trace: optional function of x_t recorded for t = 0..T.
 
     Paper lines (Algorithm 2 as printed; the listing numbers the output line "5:" again, erratum E2 —
@@ -556,7 +589,7 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
     _check_common(direction, clip_target, noise, epsilon, delta)
     setup, lam, plan, noise_rng, sampling_rng, arithmetic, normalizer = _prepare_zeroth_order(
         data, x0, steps, step_size, perturbation, clip_threshold, batching, batch_size, seed, noise_seed, noise,
-        epsilon, delta, accountant)
+        epsilon, delta, accountant, sampling_probability)
     private = plan is not None
 
     x = setup.x0
@@ -590,7 +623,7 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
 
 
 def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold=math.inf, direction="gaussian",
-         batching="full", batch_size=None, record_trajectory=False, trace=None):
+         batching="full", batch_size=None, record_trajectory=False, trace=None, sampling_probability=None):
     """MeZO / ZO-SGD (Malladi et al. 2023; dpzero.md §2.4, §2.5): Algorithm 2 without noise.
 
     Non-private. ``clip_threshold = inf`` (default) is plain MeZO: by linearity the mean of the per-sample
@@ -599,7 +632,8 @@ def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold
     """
     return dpzero(loss, data, x0, steps=steps, step_size=step_size, perturbation=perturbation,
                   clip_threshold=clip_threshold, seed=seed, direction=direction, batching=batching,
-                  batch_size=batch_size, noise="none", record_trajectory=record_trajectory, trace=trace)
+                  batch_size=batch_size, noise="none", record_trajectory=record_trajectory, trace=trace,
+                  sampling_probability=sampling_probability)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -608,7 +642,7 @@ def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold
 
 def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None,
                       seed, noise_seed=None, direction="sphere", batching="full", batch_size=None, accountant=None,
-                      noise="gaussian", record_trajectory=False, trace=None):
+                      noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
     """dpzero Algorithm 1 (DPGD-0th), lines 1–8: DP-GD on the two-point vectors g_i = a_i·u_t.
 
     Arguments as ``dpzero`` (no clip_target). Paper lines (Algorithm 1 as printed; output line "5:" = 6):
@@ -622,7 +656,7 @@ def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_th
     _check_common(direction, "normalized", noise, epsilon, delta)
     setup, lam, plan, noise_rng, sampling_rng, arithmetic, normalizer = _prepare_zeroth_order(
         data, x0, steps, step_size, perturbation, clip_threshold, batching, batch_size, seed, noise_seed, noise,
-        epsilon, delta, accountant)
+        epsilon, delta, accountant, sampling_probability)
     private = plan is not None
 
     x = setup.x0
@@ -663,7 +697,8 @@ def _norm_exceeds(vector, clip):
 
 
 def dpgd(gradient, data, x0, *, steps, step_size, clip_threshold, epsilon=None, delta=None, seed, noise_seed=None,
-         batching="full", batch_size=None, accountant=None, noise="gaussian", record_trajectory=False, trace=None):
+         batching="full", batch_size=None, accountant=None, noise="gaussian", record_trajectory=False, trace=None,
+         sampling_probability=None):
     """First-order DP-GD (dpzero §2.1 / dpzero.md §2.3), the baseline of the synthetic experiments.
 
     gradient: per-sample gradient ∇f(x; ξ), called as ``gradient(point, row)`` -> (d,).
@@ -675,7 +710,8 @@ def dpgd(gradient, data, x0, *, steps, step_size, clip_threshold, epsilon=None, 
         raise TypeError(f"gradient must be callable as gradient(x, row), got {type(gradient).__name__}")
     _check_common("sphere", "normalized", noise, epsilon, delta)
     private = noise == "gaussian"
-    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, private=private)
+    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, private=private,
+                   sampling_probability=sampling_probability)
     plan = _plan_for(setup, noise, epsilon, delta, accountant, setup.clip)
     noise_rng, sampling_rng = _noise_generators(setup)
     normalizer = setup.normalizer if setup.use_mp else float(setup.normalizer)

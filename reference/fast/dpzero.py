@@ -79,9 +79,11 @@ from ..algorithms.dpzero import (
     ReproductionModeWarning,
     _check_batch_size,
     _check_common,
+    _check_sampling_probability,
     _plan_for,
     _trace_value,
     direction_for_step,
+    poisson_rate,
     privacy_plan,
     steps_per_epoch,
 )
@@ -105,6 +107,7 @@ __all__ = [
     "privacy_plan",
     "direction_for_step",
     "steps_per_epoch",
+    "poisson_rate",
     "dpzero",
     "dpgd_zeroth_order",
     "dpgd",
@@ -350,6 +353,7 @@ class _Setup:
     clip: float
     batching: str
     batch_size: int | None
+    sampling_probability: float | None
     normalizer: float
     seeds: list
     noise_seeds: list
@@ -364,7 +368,8 @@ class _Setup:
         return all(s == self.seeds[0] for s in self.seeds)
 
 
-def _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, *, private):
+def _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, *, private,
+           sampling_probability=None):
     """The reference's checks, in its order, with seed/noise_seed arrays allowed."""
     data = check_array("data", data, ndim=2)
     if data.shape[0] < 1:
@@ -381,10 +386,11 @@ def _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, see
     seeds, noise_seeds, replicated = _check_seeds(seed, noise_seed)
     n = data.shape[0]
     batch_size = _check_batch_size(batching, batch_size, n)
+    sampling_probability = _check_sampling_probability(batching, sampling_probability)
     normalizer = float(n if batching == "full" else batch_size)
     x0 = _float64(x0).copy()
     return _Setup(_read_only(_float64(data)), x0, n, x0.shape[0], steps, step_size, clip, batching, batch_size,
-                  normalizer, seeds, noise_seeds, replicated)
+                  sampling_probability, normalizer, seeds, noise_seeds, replicated)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -420,7 +426,7 @@ class _Batches:
             return
         generator = _generator_factory([setup.noise_seeds[r] for r in block], (KEY, "sampling"))
         if setup.batching == "poisson":
-            q = setup.batch_size / n
+            q = poisson_rate(setup)
             self.masks = np.empty((steps, self.size, n), dtype=bool)  # step-major: masks[t] is contiguous
             for k in range(self.size):
                 np.less(generator(k).random((steps, n)), q, out=self.masks[:, k])
@@ -702,7 +708,7 @@ def _finish(name, setup, taus, out, plan, loss_evaluations_per_sample, gradient_
 
 def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None, seed,
            noise_seed=None, direction="sphere", clip_target="normalized", batching="full", batch_size=None,
-           accountant=None, noise="gaussian", record_trajectory=False, trace=None):
+           accountant=None, noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
     """dpzero Algorithm 2 (DPZero), vectorized over the batch and over replicates (module docstring).
 
     Arguments and pseudocode as ``reference.algorithms.dpzero.dpzero``; ``loss`` is called once per step
@@ -710,7 +716,8 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
     """
     _check_common(direction, clip_target, noise, epsilon, delta)
     private = noise == "gaussian"
-    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, private=private)
+    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, private=private,
+                   sampling_probability=sampling_probability)
     lam = float(check_real("perturbation", perturbation, positive=True))
     plan = _plan_for(setup, noise, epsilon, delta, accountant, setup.clip)
     taus, out = _run(setup, "alg2", loss, lam=lam, direction=direction, clip_target=clip_target, private=private,
@@ -720,11 +727,12 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
 
 
 def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold=math.inf, direction="gaussian",
-         batching="full", batch_size=None, record_trajectory=False, trace=None):
+         batching="full", batch_size=None, record_trajectory=False, trace=None, sampling_probability=None):
     """MeZO / ZO-SGD (dpzero.md §2.4, §2.5): Algorithm 2 without noise; see the reference."""
     return dpzero(loss, data, x0, steps=steps, step_size=step_size, perturbation=perturbation,
                   clip_threshold=clip_threshold, seed=seed, direction=direction, batching=batching,
-                  batch_size=batch_size, noise="none", record_trajectory=record_trajectory, trace=trace)
+                  batch_size=batch_size, noise="none", record_trajectory=record_trajectory, trace=trace,
+                  sampling_probability=sampling_probability)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -733,11 +741,12 @@ def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold
 
 def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None,
                       seed, noise_seed=None, direction="sphere", batching="full", batch_size=None, accountant=None,
-                      noise="gaussian", record_trajectory=False, trace=None):
+                      noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
     """dpzero Algorithm 1 (DPGD-0th), vectorized: g_i = a_i·u_t clipped as vectors, d-dimensional noise."""
     _check_common(direction, "normalized", noise, epsilon, delta)
     private = noise == "gaussian"
-    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, private=private)
+    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, private=private,
+                   sampling_probability=sampling_probability)
     lam = float(check_real("perturbation", perturbation, positive=True))
     plan = _plan_for(setup, noise, epsilon, delta, accountant, setup.clip)
     taus, out = _run(setup, "alg1", loss, lam=lam, direction=direction, clip_target="normalized", private=private,
@@ -751,13 +760,15 @@ def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_th
 
 
 def dpgd(gradient, data, x0, *, steps, step_size, clip_threshold, epsilon=None, delta=None, seed, noise_seed=None,
-         batching="full", batch_size=None, accountant=None, noise="gaussian", record_trajectory=False, trace=None):
+         batching="full", batch_size=None, accountant=None, noise="gaussian", record_trajectory=False, trace=None,
+         sampling_probability=None):
     """First-order DP-GD (dpzero §2.1), vectorized: ``gradient(points, rows)`` once per step."""
     if not callable(gradient):
         raise TypeError(f"gradient must be callable as gradient(x, row), got {type(gradient).__name__}")
     _check_common("sphere", "normalized", noise, epsilon, delta)
     private = noise == "gaussian"
-    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, private=private)
+    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, private=private,
+                   sampling_probability=sampling_probability)
     plan = _plan_for(setup, noise, epsilon, delta, accountant, setup.clip)
     taus, out = _run(setup, "dpgd", gradient, lam=None, direction=None, clip_target="normalized", private=private,
                      plan=plan, record_trajectory=record_trajectory, trace=trace)
