@@ -4,7 +4,8 @@ Command line; dpzero §2 Algorithms 1 and 2, §2.1 DP-GD, §2.4 MeZO; problems o
     dpref run ALGORITHM [--problem quadratic|subspace-logistic] [--mode identity|sqrt|harmonic] [--k K]
                         [--d D] [--n N] [--data-seed S] [--steps T] [--step-size A] [--perturbation L] [--clip C]
                         [--epsilon E] [--delta D] [--accountant A] [--batching full|poisson|shuffle]
-                        [--batch-size B] [--direction sphere|gaussian] [--seed S] [--noise-seed S]
+                        [--batch-size B] [--sampling-probability Q] [--direction sphere|gaussian] [--seed S]
+                        [--noise-seed S]
                         [--backend reference|fast] [--replicates R] [--output DIR] [--format table|json]
                         [--no-progress]
 
@@ -98,6 +99,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     add("--accountant", default=None, help="accountant (default: the first of the batching's; see dpref run --help)")
     add("--batching", default=DEFAULTS["batching"], help=f"{' | '.join(BATCHINGS)}")
     add("--batch-size", type=int, default=None, metavar="B", help="batch size B (poisson: expected; shuffle: fixed)")
+    add("--sampling-probability", type=float, default=None, metavar="Q",
+        help="poisson only: the rate q as a public constant (add/remove guarantee); default q = B/n (zero-out)")
     add("--direction", default=None, help=f"{' | '.join(DIRECTIONS)} (default sphere; mezo: gaussian; not for dpgd)")
     add("--seed", type=int, default=DEFAULTS["seed"], metavar="S", help="public seed (directions, output index)")
     add("--noise-seed", type=int, default=None, metavar="S", help="secret seed (noise, sampling; default --seed)")
@@ -201,7 +204,8 @@ def run_algorithm(algorithm: str, *, problem: str = "quadratic", mode: str = "ha
                   n: int = 1000, data_seed: int = 0, steps: int = 200, step_size: float = 0.01,
                   perturbation: float | None = 1e-4, clip: float = 10.0, epsilon: float | None = 2.0,
                   delta: float | None = 1e-6, accountant: str | None = None, batching: str = "full",
-                  batch_size: int | None = None, direction: str | None = None, seed: int = 0,
+                  batch_size: int | None = None, sampling_probability: float | None = None,
+                  direction: str | None = None, seed: int = 0,
                   noise_seed: int | None = None, backend: str = "fast", replicates: int = 1,
                   progress: bool = False) -> RunOutcome:
     """Run ALGORITHM (a key of ``ALGORITHMS``) on a built-in problem from x_0 = 0 with ``trace`` = ‖∇F(x_t)‖².
@@ -220,7 +224,7 @@ def run_algorithm(algorithm: str, *, problem: str = "quadratic", mode: str = "ha
         seed_arg, noise_arg = seed, noise_seed
     trace = _ProgressTrace(squared_gradient_norm(objective), steps, progress)
     common = {"steps": steps, "step_size": step_size, "seed": seed_arg, "batching": batching,
-              "batch_size": batch_size, "trace": trace}
+              "batch_size": batch_size, "sampling_probability": sampling_probability, "trace": trace}
     x0 = np.zeros(objective.d)
     start = time.perf_counter()
     try:
@@ -240,7 +244,8 @@ def run_algorithm(algorithm: str, *, problem: str = "quadratic", mode: str = "ha
                 "k": k if problem == "subspace-logistic" else None, "d": d, "n": n, "data_seed": data_seed,
                 "steps": steps, "step_size": step_size, "perturbation": perturbation, "clip": clip,
                 "epsilon": epsilon, "delta": delta, "accountant": accountant, "batching": batching,
-                "batch_size": batch_size, "direction": None if name == "dpgd" else (direction or
+                "batch_size": batch_size, "sampling_probability": sampling_probability,
+                "direction": None if name == "dpgd" else (direction or
                                                                                  ("gaussian" if name == "mezo" else "sphere")),
                 "seed": seed, "noise_seed": noise_seed, "backend": backend, "replicates": replicates}
     return RunOutcome(result, objective, settings, seeds, noise_seeds, time.perf_counter() - start)
@@ -313,6 +318,10 @@ def _settings_from_args(args) -> dict:
         allowed = ACCOUNTANTS[args.batching]
         _require(args.accountant is None or args.accountant in allowed,
                  f"--accountant must be one of {', '.join(allowed)} for --batching {args.batching}, got {args.accountant!r}")
+    if args.sampling_probability is not None:
+        _require(args.batching == "poisson", "--sampling-probability applies to --batching poisson only")
+        _require(0 < args.sampling_probability <= 1,
+                 f"--sampling-probability must lie in (0, 1], got {args.sampling_probability}")
     if args.batching == "full":
         _require(args.batch_size is None, "--batch-size applies to --batching poisson or shuffle only")
     else:
@@ -321,7 +330,8 @@ def _settings_from_args(args) -> dict:
     return {"problem": problem, "mode": mode, "k": k, "d": args.d, "n": args.n, "data_seed": args.data_seed,
             "steps": args.steps, "step_size": args.step_size, "perturbation": perturbation, "clip": clip,
             "epsilon": epsilon, "delta": delta, "accountant": args.accountant, "batching": args.batching,
-            "batch_size": args.batch_size, "direction": args.direction, "seed": args.seed,
+            "batch_size": args.batch_size, "sampling_probability": args.sampling_probability,
+            "direction": args.direction, "seed": args.seed,
             "noise_seed": args.noise_seed, "backend": args.backend, "replicates": args.replicates}
 
 
