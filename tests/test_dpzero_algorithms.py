@@ -452,3 +452,24 @@ def test_sampling_probability_sets_the_poisson_rate_and_is_validated():
     with pytest.raises(ValueError, match="sampling_probability must be None for batching='full'"):
         dpzero(loss, data, np.zeros(1), steps=2, step_size=1e-3, perturbation=1.0, clip_threshold=1.0, seed=3,
                noise="none", sampling_probability=0.5)
+
+
+def test_drv_advanced_cross_check_certifies_and_is_tight_in_eps0():
+    """dpzero.md §5.3: per-step classic Gaussian at (ε₀, δ/(T+1)), DRV advanced composition. Recomputed here
+    from the printed formulas: the certified ε' ≤ ε, a slightly larger ε₀ would overshoot, and σ is the
+    classic Gaussian σ at ε₀. It is far more conservative than Lemma 2.2 (and than the exact GDP ε)."""
+    clip, n, steps, eps, delta = 1.0, 1000, 448, 2.0, 1e-5
+    plan = privacy_plan(clip_threshold=clip, n=n, steps=steps, epsilon=eps, delta=delta, accountant="drv_advanced")
+    sensitivity = 2 * clip / n
+    delta0 = delta / (steps + 1)
+    eps0 = sensitivity * math.sqrt(2 * math.log(1.25 / delta0)) / plan.noise_std
+
+    def composed(e0):
+        return e0 * math.sqrt(2 * steps * math.log(1 / delta0)) + steps * e0 * math.expm1(e0)
+
+    assert composed(eps0) <= eps * (1 + 1e-12) and composed(eps0 * (1 + 1e-9)) > eps * (1 - 1e-12)
+    assert plan.epsilon_claimed <= eps and plan.guarantee == "proven" and plan.relation == "replace_one"
+    lemma22 = privacy_plan(clip_threshold=clip, n=n, steps=steps, epsilon=eps, delta=delta)
+    assert plan.noise_std > lemma22.noise_std and plan.epsilon_tight < lemma22.epsilon_tight < eps
+    with pytest.raises(ValueError, match="eps0 < 1"):
+        privacy_plan(clip_threshold=clip, n=n, steps=1, epsilon=50.0, delta=delta, accountant="drv_advanced")

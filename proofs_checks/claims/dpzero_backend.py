@@ -441,7 +441,8 @@ def _check_configs(subject, ctx, configs):
 # ---------------------------------------------------------------------------------------------------
 # Configurations per algorithm (quick: each switch at least once; full: the products)
 
-_PRIVATE = (("full", None, "lemma22"), ("full", None, "gdp_exact"), ("poisson", 3, "rdp_opacus"),
+_PRIVATE = (("full", None, "lemma22"), ("full", None, "gdp_exact"), ("full", None, "drv_advanced"),
+            ("poisson", 3, "rdp_opacus"),
             ("shuffle", 4, "gdp_participation"), ("shuffle", 5, "poisson_rdp_for_shuffling"))
 _FULL_ONLY = (("poisson", 4, "rdp"),)  # its calibration costs seconds
 _NONE = (("full", None), ("poisson", 4), ("shuffle", 3))

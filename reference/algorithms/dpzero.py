@@ -19,6 +19,9 @@ batching       accountant                 noise, guarantee
 =============  =========================  ==================================================================
 ``full``       ``lemma22`` (paper)        σ = 2Δ√(2T log(e+ε/δ))/ε, Δ = 2C/n (Lemma 2.2), replace-one
 ``full``       ``gdp_exact``              σ = √T·Δ/μ*(ε, δ), exact Gaussian-DP (§5.2), replace-one
+``full``       ``drv_advanced``           σ = Δ√(2 log(1.25/δ₀))/ε₀ per step, δ₀ = δ/(T+1), ε₀ the largest
+                                          with DRV advanced composition ≤ ε (§5.3: the authors' older toy
+                                          script; a cross-check), replace-one, needs ε₀ < 1
 ``poisson``    ``rdp``                    σ = z·C/B, z from the Poisson-subsampled RDP accountant,
                                           fixed normaliser B and rate q = B/n (§2.5, §5.3); zero-out
                                           neighbours (n public, see below)
@@ -78,6 +81,7 @@ import mpmath
 import numpy as np
 
 from ..accounting.accountant import RdpAccountant
+from ..accounting.composition import advanced_composition
 from ..accounting.calibration import (
     calibrate_gaussian_noise,
     dpzero_lemma22_sigma,
@@ -119,7 +123,7 @@ CLIP_TARGETS = ("normalized", "raw_difference")
 BATCHINGS = ("full", "poisson", "shuffle")
 #: The accountants allowed for each batching; the first is the default.
 ACCOUNTANTS = {
-    "full": ("lemma22", "gdp_exact"),
+    "full": ("lemma22", "gdp_exact", "drv_advanced"),
     "poisson": ("rdp", "rdp_opacus"),
     "shuffle": ("gdp_participation", "poisson_rdp_for_shuffling"),
 }
@@ -287,6 +291,11 @@ def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, 
                 warnings.simplefilter("ignore", UserWarning)
                 sigma = dpzero_lemma22_sigma(sensitivity, steps, eps_mp, delta_mp)
             claimed, guarantee, note = eps_mp, "proven", "Lemma 2.2 (valid for epsilon <= 80, erratum E5)"
+        elif accountant == "drv_advanced":
+            sigma, claimed = _drv_advanced_sigma(sensitivity, steps, eps_mp, delta_mp)
+            guarantee = "proven"
+            note = ("classic Gaussian mechanism per step at (eps0, delta/(T+1)), eps0 < 1, and DRV advanced "
+                    "composition (dpzero.md §5.3; cross-check only)")
         else:
             sigma = calibrate_gaussian_noise(eps_mp, delta_mp, steps=steps, accountant="gdp_exact") * sensitivity
             claimed, guarantee, note = None, "proven", "exact Gaussian-DP composition (dpzero.md §5.2)"
@@ -330,6 +339,34 @@ def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, 
                        _round_up_to_float(2 * mpmath.mpf(z) * clip_mp / batch_size), float(z), eps, delta,
                        _round_up_to_float(dpzero_opacus_epsilon(z, float(q), steps, delta)), None, None, "heuristic",
                        "reproduction mode: Poisson RDP accounting applied to shuffled batches (E7)")
+
+
+def _drv_advanced_sigma(sensitivity, steps, eps, delta):
+    """dpzero.md §5.3 (the authors' older toy script): per-step classic Gaussian mechanism σ₀ = Δ√(2 log(1.25/δ₀))/ε₀
+    (Dwork–Roth Thm A.1, valid for ε₀ < 1) with δ₀ = δ/(T+1), composed by DRV advanced composition
+    (``composition.advanced_composition`` with slack δ₀: total δ = Tδ₀ + δ₀ = δ). ε₀ is the largest value whose
+    composed ε' ≤ ε, found by bisection on the increasing map ε₀ ↦ ε' (the toy script bisected to 1e-4; here to
+    working precision, keeping the side that certifies). Returns (σ, ε' certified)."""
+    delta0 = delta / (steps + 1)
+
+    def composed(eps0):
+        return advanced_composition(eps0, delta0, steps, delta0)[0]
+
+    lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+    if composed(hi) <= eps:
+        raise ValueError(
+            f"accountant='drv_advanced' needs a per-step eps0 < 1 (the classic Gaussian mechanism's range), but eps0 = 1 "
+            f"already composes to {mpmath.nstr(composed(hi), 6)} <= epsilon = {mpmath.nstr(eps, 6)}: use 'gdp_exact'"
+        )
+    for _ in range(mpmath.mp.prec + 8):  # composed(lo) <= eps < composed(hi) throughout
+        mid = (lo + hi) / 2
+        if composed(mid) <= eps:
+            lo = mid
+        else:
+            hi = mid
+    if lo == 0:
+        raise ValueError("accountant='drv_advanced' found no positive per-step eps0 for this (epsilon, delta, steps)")
+    return sensitivity * mpmath.sqrt(2 * mpmath.log(mpmath.mpf("1.25") / delta0)) / lo, composed(lo)
 
 
 def _gdp_plan(accountant, batching, relation, steps, sensitivity, sigma, compositions, eps, delta, claimed,
