@@ -81,13 +81,13 @@ import mpmath
 import numpy as np
 
 from ..accounting.accountant import RdpAccountant
-from ..accounting.composition import advanced_composition
 from ..accounting.calibration import (
     calibrate_gaussian_noise,
     dpzero_lemma22_sigma,
     dpzero_opacus_epsilon,
     dpzero_opacus_noise_multiplier,
 )
+from ..accounting.composition import advanced_composition
 from ..accounting.events import GaussianEvent, NeighbouringRelation, PoissonSampledEvent
 from ..accounting.gaussian import composed_gaussian_mu, gaussian_epsilon
 from ..estimators import per_sample_finite_differences
