@@ -184,7 +184,7 @@ def test_shuffle_plans():
 
 def test_accountant_defaults_are_the_first_of_each_batching():
     assert ACCOUNTANTS == {
-        "full": ("lemma22", "gdp_exact"),
+        "full": ("lemma22", "gdp_exact", "drv_advanced"),
         "poisson": ("rdp", "rdp_opacus"),
         "shuffle": ("gdp_participation", "poisson_rdp_for_shuffling"),
     }
