@@ -119,13 +119,28 @@ def log1mexp(x):
 
 
 def log_erfc(x):
-    """log(erfc(x)), finite for large x where erfc underflows any fixed exponent range."""
+    """log(erfc(x)), finite for large x where erfc underflows any fixed exponent range.
+
+    mpmath's erfc returns 0 or raises OverflowError (its exponent no longer fits a float, x ≳ 1e150) for huge
+    x; there the asymptotic series erfc(x) = e^{−x²}/(x√π)·Σ_k (−1)^k (2k−1)!!/(2x²)^k is summed until its terms
+    drop below the working precision (for such x, two terms already do).
+    """
     x = mpmath.mpf(x)
-    value = mpmath.erfc(x)
+    try:
+        value = mpmath.erfc(x)
+    except OverflowError:
+        value = mpmath.mpf(0)
     if value != 0:
         return mpmath.log(value)
-    # Asymptotic form only reached if mpmath's exponent range is exhausted (|x| ~ 1e9).
-    return -x * x - mpmath.log(x) - mpmath.log(mpmath.sqrt(mpmath.pi)) + mpmath.log1p(-1 / (2 * x * x))
+    if x <= 0:  # erfc(x) ≥ 1 for x ≤ 0: unreachable, kept so the asymptotic branch only sees x > 0
+        raise ArithmeticError(f"erfc({x}) evaluated to 0")
+    inverse_two_x2 = 1 / (2 * x * x)
+    term, total, k = mpmath.mpf(1), mpmath.mpf(1), 1
+    while abs(term) > mpmath.eps:
+        term *= -(2 * k - 1) * inverse_two_x2
+        total += term
+        k += 1
+    return -x * x - mpmath.log(x) - mpmath.log(mpmath.sqrt(mpmath.pi)) + mpmath.log(total)
 
 
 def logsumexp(values: Iterable):
