@@ -595,7 +595,7 @@ def _prepare_zeroth_order(data, x0, steps, step_size, perturbation, clip_thresho
 def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None, seed,
            noise_seed=None, direction="sphere", clip_target="normalized", batching="full", batch_size=None,
            accountant=None, noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
-    """dpzero Algorithm 2 (DPZero), lines 1–8, with the variants of dpzero.md §2.5.
+    """dpzero Algorithm 2 (DPZero), lines 0–6 (the printed listing numbers the output line "5:" again), with the variants of dpzero.md §2.5.
 
     Args:
         loss: per-sample loss f(x; ξ), called as ``loss(point, row)`` (point (d,), row (p,)) -> real.
@@ -680,7 +680,7 @@ def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold
 def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None,
                       seed, noise_seed=None, direction="sphere", batching="full", batch_size=None, accountant=None,
                       noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
-    """dpzero Algorithm 1 (DPGD-0th), lines 1–8: DP-GD on the two-point vectors g_i = a_i·u_t.
+    """dpzero Algorithm 1 (DPGD-0th), lines 0–6 (the printed listing numbers the output line "5:" again): DP-GD on the two-point vectors g_i = a_i·u_t.
 
     Arguments as ``dpzero`` (no clip_target). Paper lines (Algorithm 1 as printed; output line "5:" = 6):
         2: u_t ~ Unif(√d S^{d−1}), ONE direction shared by all samples
