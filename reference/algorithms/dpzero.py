@@ -143,9 +143,11 @@ class ReproductionModeWarning(UserWarning):
 class PrivacyPlan:
     """How a run is private (dpzero.md §5).
 
-    accountant, batching: as passed. relation: "replace_one" or "zero_out" (Poisson: one record replaced
-    by a null record, n public; module doc) — the neighbouring relation the guarantee is stated for. sensitivity: Δ, the ℓ2-sensitivity of the clipped average
-    (the released quantity before noise) under that relation, on the scale at which clipping happens.
+    accountant, batching: as passed. relation: the neighbouring relation the guarantee is stated for —
+    "replace_one", "add_remove" (Poisson with a given rate q) or "zero_out" (Poisson with q = B/n: one
+    record replaced by a null record, n public; module doc). sensitivity: Δ, the ℓ2-sensitivity of the
+    clipped average (the released quantity before noise) under that relation, on the scale at which
+    clipping happens.
     noise_std: σ, the standard deviation of the Gaussian noise added to it (rounded UP to float64).
     noise_multiplier: σ/Δ. epsilon, delta: the target. epsilon_claimed: the ε the accountant certifies
     for ``steps`` steps (≤ epsilon). epsilon_tight: the exact ε at δ when the run is an exact Gaussian-DP
@@ -305,8 +307,10 @@ def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, 
     q = mpmath.mpf(batch_size) / n if sampling_probability is None else mpmath.mpf(sampling_probability)
     if batching == "poisson":
         # q fixed by the caller: add/remove; q = B/n: zero-out with n public (module doc)
-        relation = NeighbouringRelation.ZERO_OUT if sampling_probability is None else NeighbouringRelation.ADD_OR_REMOVE_ONE
-        relation_name = "zero_out" if sampling_probability is None else "add_remove"
+        if sampling_probability is None:
+            relation, relation_name = NeighbouringRelation.ZERO_OUT, "zero_out"
+        else:
+            relation, relation_name = NeighbouringRelation.ADD_OR_REMOVE_ONE, "add_remove"
         if accountant == "rdp":
             sensitivity = clip_mp / batch_size  # fixed normaliser B (dpzero.md §2.5; module doc)
             z = calibrate_gaussian_noise(eps_mp, delta_mp, steps=steps, sampling_probability=q,
@@ -321,7 +325,8 @@ def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, 
         sensitivity = 2 * clip_mp / batch_size
         return PrivacyPlan(accountant, batching, "replace_one", steps, _round_up_to_float(sensitivity),
                            _round_up_to_float(2 * mpmath.mpf(z) * clip_mp / batch_size), float(z), eps, delta,
-                           _round_up_to_float(dpzero_opacus_epsilon(z, float(q), steps, delta)), None, None, "heuristic",
+                           _round_up_to_float(dpzero_opacus_epsilon(z, float(q), steps, delta)), None, None,
+                           "heuristic",
                            "the experiments' accounting ([code], E7): Opacus RDP (add/remove) with the sensitivity "
                            f"doubled to stand for replace-one; proven for {relation_name.replace('_', '-')} only")
     # shuffle
@@ -342,11 +347,12 @@ def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, 
 
 
 def _drv_advanced_sigma(sensitivity, steps, eps, delta):
-    """dpzero.md §5.3 (the authors' older toy script): per-step classic Gaussian mechanism σ₀ = Δ√(2 log(1.25/δ₀))/ε₀
-    (Dwork–Roth Thm A.1, valid for ε₀ < 1) with δ₀ = δ/(T+1), composed by DRV advanced composition
-    (``composition.advanced_composition`` with slack δ₀: total δ = Tδ₀ + δ₀ = δ). ε₀ is the largest value whose
-    composed ε' ≤ ε, found by bisection on the increasing map ε₀ ↦ ε' (the toy script bisected to 1e-4; here to
-    working precision, keeping the side that certifies). Returns (σ, ε' certified)."""
+    """dpzero.md §5.3 (the authors' older toy script): per-step classic Gaussian mechanism
+    σ₀ = Δ√(2 log(1.25/δ₀))/ε₀ (Dwork–Roth Thm A.1, valid for ε₀ < 1) with δ₀ = δ/(T+1), composed by DRV
+    advanced composition (``composition.advanced_composition`` with slack δ₀: total δ = Tδ₀ + δ₀ = δ).
+    ε₀ is the largest value whose composed ε' ≤ ε, found by bisection on the increasing map ε₀ ↦ ε' (the
+    toy script bisected to 1e-4; here to working precision, keeping the side that certifies).
+    Returns (σ, ε' certified)."""
     delta0 = delta / (steps + 1)
 
     def composed(eps0):
@@ -355,8 +361,9 @@ def _drv_advanced_sigma(sensitivity, steps, eps, delta):
     lo, hi = mpmath.mpf(0), mpmath.mpf(1)
     if composed(hi) <= eps:
         raise ValueError(
-            f"accountant='drv_advanced' needs a per-step eps0 < 1 (the classic Gaussian mechanism's range), but eps0 = 1 "
-            f"already composes to {mpmath.nstr(composed(hi), 6)} <= epsilon = {mpmath.nstr(eps, 6)}: use 'gdp_exact'"
+            "accountant='drv_advanced' needs a per-step eps0 < 1 (the classic Gaussian mechanism's range), "
+            f"but eps0 = 1 already composes to {mpmath.nstr(composed(hi), 6)} <= epsilon = {mpmath.nstr(eps, 6)}: "
+            "use 'gdp_exact'"
         )
     for _ in range(mpmath.mp.prec + 8):  # composed(lo) <= eps < composed(hi) throughout
         mid = (lo + hi) / 2
@@ -471,7 +478,9 @@ def _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, see
     step_size = check_real("step_size", step_size, positive=True)
     clip = check_real("clip_threshold", clip_threshold, positive=True, allow_inf=True)
     if private and math.isinf(float(clip)):
-        raise ValueError("clip_threshold must be finite for a private run (an unclipped mean has unbounded sensitivity)")
+        raise ValueError(
+            "clip_threshold must be finite for a private run (an unclipped mean has unbounded sensitivity)"
+        )
     seed = check_int("seed", seed, minimum=0)
     noise_seed = seed if noise_seed is None else check_int("noise_seed", noise_seed, minimum=0)
     n = data.shape[0]
@@ -595,7 +604,7 @@ def _prepare_zeroth_order(data, x0, steps, step_size, perturbation, clip_thresho
 def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None, seed,
            noise_seed=None, direction="sphere", clip_target="normalized", batching="full", batch_size=None,
            accountant=None, noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
-    """dpzero Algorithm 2 (DPZero), lines 0–6 (the printed listing numbers the output line "5:" again), with the variants of dpzero.md §2.5.
+    """dpzero Algorithm 2 (DPZero), lines 0–6, with the variants of dpzero.md §2.5.
 
     Args:
         loss: per-sample loss f(x; ξ), called as ``loss(point, row)`` (point (d,), row (p,)) -> real.
@@ -680,7 +689,7 @@ def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold
 def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None,
                       seed, noise_seed=None, direction="sphere", batching="full", batch_size=None, accountant=None,
                       noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
-    """dpzero Algorithm 1 (DPGD-0th), lines 0–6 (the printed listing numbers the output line "5:" again): DP-GD on the two-point vectors g_i = a_i·u_t.
+    """dpzero Algorithm 1 (DPGD-0th), lines 0–6: DP-GD on the two-point vectors g_i = a_i·u_t.
 
     Arguments as ``dpzero`` (no clip_target). Paper lines (Algorithm 1 as printed; output line "5:" = 6):
         2: u_t ~ Unif(√d S^{d−1}), ONE direction shared by all samples
