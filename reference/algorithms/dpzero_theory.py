@@ -539,14 +539,7 @@ def theorem1_bound_terms(settings: TheoremSettings, loss_gap, *, steps=None, per
     from T); perturbation: λ (default λ_max).
     """
     s = _check_settings(settings, "theorem1")
-    gap = _check_gap(loss_gap)
-    T, lam, sigma = _used(s, steps, perturbation)
-    alpha, ell = s.step_size, s.smoothness
-    return _with_total({
-        "optimization": 4 * gap / (alpha * T),
-        "smoothing_bias": ell**2 * lam**2 * mpmath.mpf(s.d) ** 3,
-        "privacy_noise": 2 * ell * alpha * s.d * sigma**2,
-    })
+    return _dpgd0_terms(s, loss_gap, steps, perturbation, noise_dimension=s.d)
 
 
 def theorem2_bound_terms(settings: TheoremSettings, loss_gap, *, steps=None, perturbation=None) -> dict:
@@ -557,13 +550,18 @@ def theorem2_bound_terms(settings: TheoremSettings, loss_gap, *, steps=None, per
     keys "optimization", "smoothing_bias", "privacy_noise", "total" (steps, perturbation as Theorem 1).
     """
     s = _check_settings(settings, "theorem2")
+    return _dpgd0_terms(s, loss_gap, steps, perturbation, noise_dimension=s.effective_rank)
+
+
+def _dpgd0_terms(s: TheoremSettings, loss_gap, steps, perturbation, *, noise_dimension) -> dict:
+    """4·gap/(αT) + ℓ²λ²d³ + 2ℓα·(d or r)·σ²: Theorems 1 and 2 differ only in the noise term's d vs r."""
     gap = _check_gap(loss_gap)
     T, lam, sigma = _used(s, steps, perturbation)
     alpha, ell = s.step_size, s.smoothness
     return _with_total({
         "optimization": 4 * gap / (alpha * T),
         "smoothing_bias": ell**2 * lam**2 * mpmath.mpf(s.d) ** 3,
-        "privacy_noise": 2 * ell * alpha * s.effective_rank * sigma**2,
+        "privacy_noise": 2 * ell * alpha * noise_dimension * sigma**2,
     })
 
 
