@@ -1,18 +1,19 @@
-"""Randomness contract (DESIGN.md, Randomness contract) and direction samplers.
+"""Randomness contract (docs/design.md, randomness contract) and direction samplers.
 
 ``Streams(seed)`` is a tree of NumPy ``SeedSequence``s addressed by keys such as
-``("dpzero", "direction", t)``. A key is turned into a ``spawn_key`` by a fixed, platform-independent
-encoding (integers as they are, strings through SHA-256), so the generator behind a key depends only
-on the seed and the key: not on call order, not on Python's salted ``hash``, not on the machine.
+``("dpzero", "direction", t)``. A key is turned into a ``spawn_key`` by a fixed, platform-independent,
+injective encoding (``encode_key``: length-tagged 32-bit words; strings through SHA-256), so the generator
+behind a key depends only on the seed and the key: not on call order, not on Python's salted ``hash``, not on
+the machine. Seeds lie in [0, 2^128) (``SEED_BOUND``), where (seed, key) ↦ stream is injective.
 
-The rule that makes privacy arguments and audits possible:
+The rule that makes privacy arguments and audits possible (docs/design.md, randomness contract):
 
 * **Public randomness** (directions u, the output index τ, the O2NC points s_t) and **secret
   randomness** (the DP Gaussian noise, role ``"noise"``; minibatch selection whose secrecy subsampling
   amplification relies on, role ``"sampling"``) never share a key. Every other role is public.
-  Algorithms that may publish their directions take the secret roles from a separate seed
-  (``noise_seed`` in ``reference.algorithms.dpzero``), so that publishing the public seed — the seed
-  trick — reveals nothing secret. Because public randomness is
+  Algorithms take the secret roles from a separate secret seed owned by ``reference.secrets`` (fresh
+  operating-system entropy unless the caller supplies one, never equal to a public seed), so that
+  publishing the public seed — the seed trick — reveals nothing secret. Because public randomness is
   keyed, two runs on neighbouring datasets can share it exactly, and the difference of their outputs
   before noise is the realised sensitivity.
 
@@ -43,6 +44,7 @@ from .validation import check_int, check_real, check_shape
 __all__ = [
     "Streams",
     "encode_key",
+    "SEED_BOUND",
     "sample_sphere",
     "sample_ball",
     "sample_gaussian",
@@ -52,22 +54,45 @@ __all__ = [
 ARITHMETICS = ("float64", "mpmath")
 
 
-def encode_key(key: tuple) -> tuple[int, ...]:
-    """Stable integer encoding of a key: ``(0, n)`` for an int n ≥ 0, ``(1, sha256 word)`` for a str.
+#: Seeds lie in [0, SEED_BOUND): NumPy pads a seed to exactly four uint32 words before the key words when a key
+#: is present, so a seed of 2^128 or more would spill into the key words and two (seed, key) pairs could collide.
+SEED_BOUND = 2**128
 
-    The type tag keeps ``("a", 1)`` and ``(1, "a")`` and ``"1"`` vs ``1`` apart.
+_WORD = 2**32
+
+
+def encode_key(key: tuple) -> tuple[int, ...]:
+    """Injective encoding of a key as uint32 words (each < 2^32), prefix-free part by part.
+
+    * an int n < 2^32: ``(0, n)``;
+    * an int n ≥ 2^32: ``(2, k, w_0, …, w_{k−1})``, its k little-endian 32-bit words, length first;
+    * a str: ``(1, lo, hi)``, the first 8 bytes of its UTF-8 SHA-256 as two 32-bit words.
+
+    Every part starts with a tag that fixes its length, so the concatenation decodes uniquely: two different
+    keys never give the same words (strings up to SHA-256 collisions of their 64-bit prefixes). The type tag
+    keeps ``("a", 1)`` and ``(1, "a")`` and ``"1"`` vs ``1`` apart. NumPy's ``SeedSequence`` reads each word as
+    it is (a word < 2^32 is never split), and keys of small ints and strings give the same streams as the
+    earlier ``(0, n)`` / ``(1, 64-bit digest)`` encoding did.
     """
     words: list[int] = []
     for part in key:
         if isinstance(part, bool):
             raise TypeError(f"stream key parts must be str or int, got bool {part!r}")
         if isinstance(part, (numbers.Integral, np.integer)):
-            if int(part) < 0:
+            value = int(part)
+            if value < 0:
                 raise ValueError(f"stream key integers must be >= 0, got {part}")
-            words.extend((0, int(part)))
+            if value < _WORD:
+                words.extend((0, value))
+            else:
+                limbs = []
+                while value:
+                    limbs.append(value % _WORD)
+                    value //= _WORD
+                words.extend((2, len(limbs), *limbs))
         elif isinstance(part, str):
             digest = hashlib.sha256(part.encode("utf-8")).digest()
-            words.extend((1, int.from_bytes(digest[:8], "little")))
+            words.extend((1, int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:8], "little")))
         else:
             raise TypeError(f"stream key parts must be str or int, got {type(part).__name__} {part!r}")
     return tuple(words)
@@ -84,7 +109,7 @@ class Streams:
     """
 
     def __init__(self, seed: int, _prefix: tuple = ()):
-        self.seed = check_int("seed", seed, minimum=0)
+        self.seed = check_int("seed", seed, minimum=0, maximum=SEED_BOUND - 1)
         self.prefix = tuple(_prefix)
 
     def __repr__(self) -> str:

@@ -24,7 +24,63 @@ def test_same_key_same_stream_regardless_of_call_order():
 
 def test_keys_are_platform_stable():
     # SHA-256 based: the encoding of a string never depends on Python's salted hash().
-    assert encode_key(("a", 1)) == (1, int.from_bytes(__import__("hashlib").sha256(b"a").digest()[:8], "little"), 0, 1)
+    digest = __import__("hashlib").sha256(b"a").digest()
+    lo, hi = int.from_bytes(digest[:4], "little"), int.from_bytes(digest[4:8], "little")
+    assert encode_key(("a", 1)) == (1, lo, hi, 0, 1)
+
+
+def _decode_key(words):
+    """Inverse of encode_key (strings decode to their 64-bit digest prefix): proves the encoding prefix-free."""
+    parts, i = [], 0
+    while i < len(words):
+        tag = words[i]
+        if tag == 0:
+            parts.append(("int", words[i + 1]))
+            i += 2
+        elif tag == 1:
+            parts.append(("str", words[i + 1] | words[i + 2] << 32))
+            i += 3
+        elif tag == 2:
+            k = words[i + 1]
+            parts.append(("int", sum(w << (32 * j) for j, w in enumerate(words[i + 2:i + 2 + k]))))
+            i += 2 + k
+        else:
+            raise AssertionError(f"unknown tag {tag}")
+    return parts
+
+
+wide_key_parts = st.one_of(st.integers(min_value=0, max_value=2**200), st.text(max_size=6))
+
+
+@given(st.lists(wide_key_parts, min_size=1, max_size=5))
+@settings(max_examples=300, deadline=None)
+def test_key_encoding_is_injective(key):
+    # Every word is a uint32 (NumPy never splits it), and the words decode back to the key.
+    words = encode_key(tuple(key))
+    assert all(0 <= w < 2**32 for w in words)
+    expected = [("int", p) if isinstance(p, int) else
+                ("str", int.from_bytes(__import__("hashlib").sha256(p.encode()).digest()[:8], "little")) for p in key]
+    assert _decode_key(words) == expected
+
+
+def test_former_collisions_are_gone():
+    # Without length prefixes (2^32,) and (0, 1) both became the words [0, 0, 1]; seeds >= 2^128 spilled into keys.
+    s = Streams(1)
+    assert s.generator(2**32).random() != s.generator(0, 1).random()
+    assert encode_key((2**32,)) != encode_key((0, 1))
+    with pytest.raises(ValueError, match="seed"):
+        Streams(2**128)
+    Streams(2**128 - 1).generator("k").random()
+
+
+@given(st.integers(0, 2**128 - 1), st.integers(0, 2**128 - 1), st.lists(wide_key_parts, min_size=1, max_size=3),
+       st.lists(wide_key_parts, min_size=1, max_size=3))
+@settings(max_examples=100, deadline=None)
+def test_distinct_seed_key_pairs_give_distinct_streams(seed_a, seed_b, key_a, key_b):
+    x = Streams(seed_a).generator(*key_a).integers(0, 2**63, size=4)
+    y = Streams(seed_b).generator(*key_b).integers(0, 2**63, size=4)
+    same = seed_a == seed_b and encode_key(tuple(key_a)) == encode_key(tuple(key_b))
+    assert same == bool(np.array_equal(x, y))
 
 
 @given(st.lists(key_parts, min_size=1, max_size=4), st.lists(key_parts, min_size=1, max_size=4))
