@@ -7,13 +7,14 @@ n = 200 rows, x_0 = 0, T = 20 steps, λ = 1e-3, C = 2, full batch; DPZero with t
 It prints, measured in one run (ratios, not timed assertions):
 
 * reference / fast for one run of each algorithm (the reference once, the fast backend best of
-  ``--repeats``), with the agreement of the two trajectories (max |fast − ref| / max |ref|, required
-  ≤ ``--tolerance``) and the time of the privacy plan alone (mpmath calibration, re-exported by the fast
-  backend; the reference memoises it, so the runs below reuse it);
-* per replicate: R = ``--replicates`` single fast runs (seeds 0..R−1) vs one batched fast run with
-  ``seed = arange(R)``, and with one public seed and ``noise_seed = arange(R)`` (shared directions); and
-  the same for an audit-sized MeZO run (d = 2, n = 100, T = 100, Poisson B = 10), where one replicate's
-  step is too small to amortise Python's overhead.
+  ``--repeats``), on the same public seed and the same explicit secret seed (a fixed ``SecretSeed``; the
+  default would draw fresh entropy per run), with the agreement of the two trajectories (max |fast − ref| /
+  max |ref|, required ≤ ``--tolerance``) and the time of the privacy plan alone (mpmath calibration,
+  re-exported by the fast backend; the reference memoises it, so the runs below reuse it);
+* per replicate: R = ``--replicates`` single fast runs (public seeds ``replicate_seeds(0, R)``, fresh secret
+  entropy) vs one batched fast run with those public seeds, and with one public seed and R secret seeds
+  (shared directions); and the same for an audit-sized MeZO run (d = 2, n = 100, T = 100, Poisson B = 10),
+  where one replicate's step is too small to amortise Python's overhead.
 
 Exit status 1 if the agreement fails.
 
@@ -38,6 +39,11 @@ from reference.algorithms import dpzero as ref  # noqa: E402
 from reference.fast import dpzero as fast  # noqa: E402
 from reference.objectives import EffectiveRankQuadratic  # noqa: E402
 from reference.rng import Streams  # noqa: E402
+from reference.secrets import SecretSeed, replicate_seeds  # noqa: E402
+
+#: The secret seed of the agreement check: explicit, so that both backends draw the same noise (a benchmark
+#: value, never a real secret).
+BENCH_SECRET = SecretSeed(0x5EC2E7_0000_0000_0000_0000_0000_0001, "user")
 
 
 def timed(fn, repeats: int = 1):
@@ -78,26 +84,30 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'algorithm':<10} {'reference [s]':>14} {'fast [s]':>10} {'ref / fast':>11} {'max rel diff':>13}")
     ok = True
     for name, call in algorithms.items():
-        ref_time, want = timed(lambda: call(ref, seed=1))
-        fast_time, got = timed(lambda: call(fast, seed=1), args.repeats)
+        secret = dict(noise_seed=BENCH_SECRET) if name == "dpzero" else {}
+        ref_time, want = timed(lambda: call(ref, seed=1, **secret))
+        fast_time, got = timed(lambda: call(fast, seed=1, **secret), args.repeats)
         diff = float(np.max(np.abs(got.trajectory - want.trajectory)) / np.max(np.abs(want.trajectory)))
         ok &= diff <= args.tolerance and got.output_index == want.output_index and got.ledger == want.ledger
+        ok &= got.diagnostics == want.diagnostics
         print(f"{name:<10} {ref_time:>14.4f} {fast_time:>10.5f} {ref_time / fast_time:>10.1f}x {diff:>13.2e}")
     print(f"agreement (max rel diff <= {args.tolerance:.0e}, same tau and ledger): {'PASS' if ok else 'FAIL'}")
     print()
 
     replicates = args.replicates
-    seeds = np.arange(replicates)
+    seeds = list(replicate_seeds(0, replicates))
     print(f"per replicate, R = {replicates}: {replicates} single fast runs vs one batched fast run")
     print(f"{'algorithm':<10} {'layout':<28} {'singles [s]':>12} {'batched [s]':>12} {'singles / batched':>18}")
     for name, call in algorithms.items():
-        singles, _ = timed(lambda: [call(fast, seed=int(s)) for s in seeds])
+        singles, _ = timed(lambda: [call(fast, seed=s) for s in seeds])
         batched, _ = timed(lambda: call(fast, seed=seeds))
-        print(f"{name:<10} {'seed = arange(R)':<28} {singles:>12.3f} {batched:>12.4f} {singles / batched:>17.1f}x")
+        print(f"{name:<10} {'seed = replicate_seeds(0, R)':<28} {singles:>12.3f} {batched:>12.4f} "
+              f"{singles / batched:>17.1f}x")
         if name == "dpzero":
-            shared_singles, _ = timed(lambda: [call(fast, seed=7, noise_seed=int(s)) for s in seeds])
-            shared, _ = timed(lambda: call(fast, seed=7, noise_seed=seeds))
-            print(f"{name:<10} {'seed = 7, noise_seed = arange':<28} {shared_singles:>12.3f} {shared:>12.4f} "
+            secrets = BENCH_SECRET.spawn(replicates)
+            shared_singles, _ = timed(lambda: [call(fast, seed=7, noise_seed=s) for s in secrets])
+            shared, _ = timed(lambda: call(fast, seed=7, noise_seed=list(secrets)))
+            print(f"{name:<10} {'seed = 7, R secret seeds':<28} {shared_singles:>12.3f} {shared:>12.4f} "
                   f"{shared_singles / shared:>17.1f}x")
     print("(the privacy plan is memoised by the reference: computed once, shared by every run above)")
 
@@ -108,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     def small_run(**kw):
         return fast.mezo(small.loss, small.data, np.zeros(2), **audit, **kw)
 
-    singles, _ = timed(lambda: [small_run(seed=int(s)) for s in seeds])
+    singles, _ = timed(lambda: [small_run(seed=s) for s in seeds])
     batched, _ = timed(lambda: small_run(seed=seeds))
     print(f"{'mezo':<10} {'d=2 n=100 T=100 Poisson B=10':<28} {singles:>12.3f} {batched:>12.4f} "
           f"{singles / batched:>17.1f}x")

@@ -181,33 +181,39 @@ PROTOCOLS: dict[str, tuple[str, str]] = {
         "dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None, seed, "
         "noise_seed=None, direction='sphere', clip_target='normalized', batching='full', batch_size=None, "
         "accountant=None, noise='gaussian', record_trajectory=False, trace=None, sampling_probability=None) -> DPResult",
-        "dpzero Alg 2: u_t from key ('dpzero','direction',t) under seed; a_i central differences; "
-        "s_t = clipped mean + sigma z_t with z_t the t-th standard_normal() of key ('dpzero','noise') under "
-        "noise_seed; x_{t+1} = x_t - alpha s_t u_t; tau = integers(T) of key ('dpzero','output'); "
-        "fast: seed/noise_seed may be int arrays (replicates, leading axis)",
+        "dpzero Alg 2: u_t from key ('dpzero','direction',t) under the public seed; a_i central differences "
+        "(NaN -> 0, +-inf -> +-C before clipping); s_t = clipped mean + sigma z_t with z_t the t-th "
+        "standard_normal() of key ('dpzero','noise') under the secret noise_seed (None: fresh OS entropy; an int "
+        "or SecretSeed must differ from seed); x_{t+1} = x_t - alpha s_t u_t; tau = integers(T) of key "
+        "('dpzero','output'); result.ledger public (plan, switches, seed, secret_seed_source, "
+        "guarantee_condition), result.diagnostics non-private counts; fast: seed may be a sequence of R public "
+        "seeds, noise_seed None / one secret (spawned) / R secrets (replicates, leading axis)",
     ),
     "dpgd_zeroth_order": (
         "dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, "
         "delta=None, seed, noise_seed=None, direction='sphere', batching='full', batch_size=None, accountant=None, "
         "noise='gaussian', record_trajectory=False, trace=None, sampling_probability=None) -> DPResult",
-        "dpzero Alg 1 (DPGD-0th): g_i = a_i u_t, vector clipping, z_t = standard_normal(d) of the noise key",
+        "dpzero Alg 1 (DPGD-0th): g_i = a_i u_t (non-finite -> 0), vector clipping, z_t = standard_normal(d) of "
+        "the noise key under the secret noise_seed",
     ),
     "dpgd": (
         "dpgd(gradient, data, x0, *, steps, step_size, clip_threshold, epsilon=None, delta=None, seed, "
         "noise_seed=None, batching='full', batch_size=None, accountant=None, noise='gaussian', "
         "record_trajectory=False, trace=None, sampling_probability=None) -> DPResult",
-        "first-order DP-GD (dpzero §2.1): clipped mean of per-sample gradients + N(0, sigma^2 I_d)",
+        "first-order DP-GD (dpzero §2.1): clipped mean of per-sample gradients (non-finite -> 0) + "
+        "N(0, sigma^2 I_d) from the secret noise_seed",
     ),
     "mezo": (
         "mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold=inf, direction='gaussian', "
         "batching='full', batch_size=None, record_trajectory=False, trace=None, sampling_probability=None) -> DPResult",
-        "MeZO / ZO-SGD: Alg 2 with no noise (non-private)",
+        "MeZO / ZO-SGD: Alg 2 with no noise (non-private; batches from the public seed)",
     ),
     "privacy_plan": (
         "privacy_plan(*, clip_threshold, n, steps, epsilon, delta, batching='full', batch_size=None, "
         "accountant=None, sampling_probability=None) -> PrivacyPlan",
-        "noise sigma, relation, sensitivity and certified eps of one run (dpzero.md §5); Poisson: add/remove when "
-        "sampling_probability q is given, zero-out (n public) when q = B/n",
+        "noise sigma, relation, sensitivity and the eps of one run (dpzero.md §5), never below the exact eps when "
+        "that is known (Lemma 2.2 beyond eps = 80, E5); Poisson: add/remove when sampling_probability q is given, "
+        "zero-out (n public) when q = B/n",
     ),
     "direction_for_step": (
         "direction_for_step(seed, t, d, direction='sphere') -> (d,)",

@@ -52,6 +52,9 @@ __all__ = [
     "diff_estimate",
 ]
 
+#: What ``per_sample_finite_differences`` does with a non-finite loss value.
+NONFINITE_MODES = ("raise", "return")
+
 #: Direction laws understood by ``direction_scale``.
 DIRECTION_LAWS = ("unit_sphere", "scaled_sphere", "gaussian")
 
@@ -136,8 +139,8 @@ def _zeros(d: int, use_mp: bool) -> np.ndarray:
     return np.zeros(d, dtype=np.float64)
 
 
-def _evaluate_loss(loss, point: np.ndarray, z: np.ndarray, use_mp: bool, where: str):
-    """f(point; z) as an mpf or float, refusing non-scalars and non-finite values."""
+def _evaluate_loss(loss, point: np.ndarray, z: np.ndarray, use_mp: bool, where: str, allow_nonfinite: bool = False):
+    """f(point; z) as an mpf or float, refusing non-scalars and (unless allowed) non-finite values."""
     value = loss(point, z)
     if isinstance(value, np.ndarray):
         if value.shape != ():
@@ -151,16 +154,16 @@ def _evaluate_loss(loss, point: np.ndarray, z: np.ndarray, use_mp: bool, where: 
     else:
         value = float(value)
         finite = math.isfinite(value)
-    if not finite:
+    if not finite and not allow_nonfinite:
         raise ValueError(f"loss returned a non-finite value ({value}) at {where}")
     return value
 
 
-def _central_difference(loss, x, z, u, h, use_mp: bool, where: str):
+def _central_difference(loss, x, z, u, h, use_mp: bool, where: str, allow_nonfinite: bool = False):
     """(f(x+hu; z) − f(x−hu; z)) / (2h) on validated operands already in one arithmetic."""
     step = h * u  # new array: x is never touched
-    f_plus = _evaluate_loss(loss, x + step, z, use_mp, f"{where}, point x + perturbation·u")
-    f_minus = _evaluate_loss(loss, x - step, z, use_mp, f"{where}, point x − perturbation·u")
+    f_plus = _evaluate_loss(loss, x + step, z, use_mp, f"{where}, point x + perturbation·u", allow_nonfinite)
+    f_minus = _evaluate_loss(loss, x - step, z, use_mp, f"{where}, point x − perturbation·u", allow_nonfinite)
     return (f_plus - f_minus) / (2 * h)
 
 
@@ -194,7 +197,7 @@ def finite_difference(loss, x, z, direction, perturbation):
     return _central_difference(loss, x, z, direction, h, use_mp, "the given direction")
 
 
-def per_sample_finite_differences(loss, x, batch, direction, perturbation) -> np.ndarray:
+def per_sample_finite_differences(loss, x, batch, direction, perturbation, *, nonfinite: str = "raise") -> np.ndarray:
     """DPZero's per-sample scalars a_i = (f(x+λu; ξ_i) − f(x−λu; ξ_i)) / (2λ) for one shared u.
 
     dpzero Alg 2, lines "for i = 1..n: a_i := ..." (also the fd_i of Alg 1, where g_i = a_i·u).
@@ -205,10 +208,15 @@ def per_sample_finite_differences(loss, x, batch, direction, perturbation) -> np
         batch: the samples ξ_1..ξ_b, shape (b, p).
         direction: u_t, shape (d,), shared by every sample.
         perturbation: λ > 0 in dpzero (δ in zo_o2nc).
+        nonfinite: "raise" (default): a NaN or ±inf loss value is refused, naming the sample and the point;
+            "return": it flows into a_i (NaN or ±inf), for a private algorithm that replaces such values inside
+            its mechanism rather than letting one record abort the run.
 
     Returns:
         shape (b,): float64, or an object array of ``mpf`` if any operand is mpmath.
     """
+    if nonfinite not in NONFINITE_MODES:
+        raise ValueError(f"nonfinite must be one of {NONFINITE_MODES}, got {nonfinite!r}")
     _check_loss(loss)
     x = _check_point("x", x)
     batch = _check_batch(batch)
@@ -219,7 +227,8 @@ def per_sample_finite_differences(loss, x, batch, direction, perturbation) -> np
     batch = _read_only(batch)
     out = np.empty(batch.shape[0], dtype=object if use_mp else np.float64)
     for i in range(batch.shape[0]):
-        out[i] = _central_difference(loss, x, batch[i], direction, h, use_mp, f"sample i={i} (0-based)")
+        out[i] = _central_difference(loss, x, batch[i], direction, h, use_mp, f"sample i={i} (0-based)",
+                                     nonfinite == "return")
     return out
 
 

@@ -68,13 +68,15 @@ class SecretSeed:
     secret seeds for replicates. ``source`` is "os_entropy" or "user".
     """
 
-    __slots__ = ("_entropy", "_source")
+    __slots__ = ("_entropy", "_source", "_searchable")
 
-    def __init__(self, entropy: int, source: str):
+    def __init__(self, entropy: int, source: str, *, _searchable: bool = False):
         if source not in SOURCES:
             raise ValueError(f"source must be one of {SOURCES}, got {source!r}")
         self._entropy = check_int("secret seed", entropy, minimum=0, maximum=SEED_BOUND - 1)
         self._source = source
+        # A user seed below 2^64 can be found by exhaustive search, and so can every seed spawned from it.
+        self._searchable = source == "user" and (_searchable or self._entropy < LOW_ENTROPY_BOUND)
 
     @property
     def source(self) -> str:
@@ -95,8 +97,8 @@ class SecretSeed:
         if not self.user_supplied:
             return "secret seed drawn from operating-system entropy (128 bits) and never written"
         text = "the guarantee holds only while the user-supplied secret seed stays secret"
-        if self._entropy < LOW_ENTROPY_BOUND:
-            text += " (it is below 2^64: choose a random 128-bit value, exhaustive search finds small seeds)"
+        if self._searchable:
+            text += " (it is, or was spawned from, a seed below 2^64: choose a random 128-bit value, exhaustive search finds small seeds)"
         return text
 
     def streams(self) -> Streams:
@@ -106,7 +108,8 @@ class SecretSeed:
     def spawn(self, count: int) -> tuple["SecretSeed", ...]:
         """``count`` independent secret seeds (``SeedSequence.spawn``), with this seed's source."""
         count = check_int("replicates", count, minimum=1)
-        return tuple(SecretSeed(value, self._source) for value in _spawned(self._entropy, count))
+        return tuple(SecretSeed(value, self._source, _searchable=self._searchable)
+                     for value in _spawned(self._entropy, count))
 
     def __repr__(self) -> str:
         return f"SecretSeed(source={self._source!r}, entropy=<hidden>)"
@@ -120,7 +123,11 @@ class SecretSeed:
         return hash((SecretSeed, self._entropy))
 
     def __reduce__(self):  # picklable for process pools and Dask workers (never for publication)
-        return (SecretSeed, (self._entropy, self._source))
+        return (_rebuild, (self._entropy, self._source, self._searchable))
+
+
+def _rebuild(entropy: int, source: str, searchable: bool) -> SecretSeed:
+    return SecretSeed(entropy, source, _searchable=searchable)
 
 
 def is_secret_seed(value) -> bool:

@@ -4,16 +4,20 @@ dpzero §2: Alg 1 (DPGD-0th), Alg 2 (DPZero), §2.1 DP-GD, §2.4 MeZO.
 
 - the generators and directions are bitwise those of reference.rng.Streams / direction_for_step;
 - draw-for-draw agreement with the reference on every variant (direction law, clip target, batching with
-  each accountant, no noise; d = 1; trajectories and traces): output index and ledger identical, arrays
-  within 1e-12 relative (bitwise equal in practice: same draws, same summation order);
-- replicates: replicate r of a batched run is the single run with seed[r], noise_seed[r], in any
-  block size; the calling convention of loss/gradient/trace;
-- bad inputs raise the reference's errors, word for word; array seeds are validated;
+  each accountant, no noise; d = 1; trajectories and traces): output index, ledger and diagnostics
+  identical, arrays within 1e-12 relative (bitwise equal in practice: same draws, same summation order);
+- replicates: replicate r of a batched run is the single run with seed[r] and the r-th secret seed, in any
+  block size, 128-bit public seeds included; the calling convention of loss/gradient/trace;
+- the secret seed: fresh entropy by default, refused when it equals any public seed of the call, recorded
+  (source, condition) but never shown;
+- non-finite per-record values replaced exactly as the reference does;
+- bad inputs raise the reference's errors, word for word; seed sequences are validated;
 - hypothesis over small random configurations.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -27,9 +31,12 @@ from reference.fast import dpzero as fast
 from reference.objectives import EffectiveRankQuadratic, RidgeSum
 from reference.precision import to_mp
 from reference.rng import Streams
+from reference.secrets import SecretSeed, replicate_seeds, secret_seed
 
 EPS, DELTA = 3.0, 1e-5
 ARRAY_FIELDS = ("output", "final_iterate", "trajectory", "trace", "releases")
+#: The explicit secret seed of draw-for-draw comparisons (never one of the public seeds used here).
+SECRET = 2**70 + 99
 
 
 @pytest.fixture(autouse=True)
@@ -55,7 +62,7 @@ def problem(kind, d, n, seed=0):
 
 
 def kwargs_for(algorithm, *, batching="full", batch_size=None, accountant=None, private=True, direction="sphere",
-               clip_target="normalized", steps=6, noise_seed=None, clip=0.9, perturbation=0.05):
+               clip_target="normalized", steps=6, noise_seed=SECRET, clip=0.9, perturbation=0.05):
     kwargs = dict(steps=steps, step_size=0.08, clip_threshold=clip, batching=batching, batch_size=batch_size,
                   record_trajectory=True, trace=squared_norm)
     if algorithm != "dpgd":
@@ -78,7 +85,8 @@ def run(module, algorithm, objective, x0, seed, **kwargs):
 
 def assert_same_run(want, got, rtol=1e-12):
     assert isinstance(got.output_index, int) and got.output_index == want.output_index
-    assert got.ledger == want.ledger
+    assert got.ledger == want.ledger and type(got.ledger) is type(want.ledger)
+    assert got.diagnostics == want.diagnostics and type(got.diagnostics) is type(want.diagnostics)
     for name in ARRAY_FIELDS:
         a, b = getattr(want, name), getattr(got, name)
         if a is None:
@@ -122,8 +130,8 @@ def test_directions_are_bitwise_direction_for_step(direction, d):
 
 
 def test_reexports_are_the_reference_objects():
-    for name in ("DPResult", "Ledger", "PrivacyPlan", "privacy_plan", "direction_for_step", "ACCOUNTANTS",
-                 "ReproductionModeWarning", "steps_per_epoch"):
+    for name in ("DPResult", "Ledger", "NonPrivateDiagnostics", "PrivacyPlan", "privacy_plan", "direction_for_step",
+                 "ACCOUNTANTS", "ReproductionModeWarning", "steps_per_epoch"):
         assert getattr(fast, name) is getattr(ref, name)
 
 
@@ -176,6 +184,7 @@ def test_one_dimension_is_bitwise(algorithm, batching, batch_size):
                         private=algorithm != "mezo")
     want, got = run(ref, algorithm, objective, x0, 2, **kwargs), run(fast, algorithm, objective, x0, 2, **kwargs)
     assert got.output_index == want.output_index and got.ledger == want.ledger
+    assert got.diagnostics == want.diagnostics
     for name in ARRAY_FIELDS:
         assert np.array_equal(getattr(got, name), getattr(want, name)), name
 
@@ -223,27 +232,45 @@ def test_replicate_r_is_the_single_run(algorithm, batching, batch_size, accounta
     objective, x0 = problem("quadratic", 2, 7, seed=5)
     private = algorithm != "mezo"
     seeds = np.array([3, 3, 11, 2**40])
-    noise = np.array([5, 6, 5, 2**63 + 1], dtype=np.uint64)
-    layouts = [(seeds, None)] + ([(seeds, noise), (17, noise)] if private else [])
-    for seed, noise_seed in layouts:
+    noise = np.array([5, 6, 8, 2**63 + 1], dtype=np.uint64)
+    root = secret_seed(12345)  # spawned into one secret seed per replicate
+    layouts = [(seeds, None, None)]
+    if private:
+        layouts += [(seeds, noise, [int(v) for v in noise]), (17, noise, [int(v) for v in noise]),
+                    (seeds, root, list(root.spawn(len(seeds)))), ([2**100, 2**127 + 5], [7, 9], [7, 9])]
+    for seed, noise_seed, secrets in layouts:
+        if private and noise_seed is None:
+            continue  # fresh secret entropy: tested on its own below
         kwargs = kwargs_for(algorithm, batching=batching, batch_size=batch_size, accountant=accountant, private=private,
                             noise_seed=noise_seed, steps=5)
+        if not private:
+            kwargs.pop("noise_seed", None)
         batched = run(fast, algorithm, objective, x0, seed, **kwargs)
-        replicates = len(seeds) if np.ndim(seed) else len(noise_seed)
+        replicates = len(secrets) if secrets is not None else len(seed)
         assert batched.output.shape == (replicates, 2) and batched.output_index.shape == (replicates,)
         assert batched.trajectory.shape == (replicates, 6, 2) and batched.trace.shape == (replicates, 6)
         vector = algorithm in ("dpgd_zeroth_order", "dpgd")
         assert batched.releases.shape == ((replicates, 5, 2) if vector else (replicates, 5))
-        assert batched.ledger.clip_counts.shape == (replicates, 5) and batched.ledger.batch_sizes.dtype == np.int64
+        diagnostics = batched.diagnostics
+        assert isinstance(diagnostics, fast.ReplicatedDiagnostics) and diagnostics.replicates == replicates
+        assert diagnostics.clip_counts.shape == (replicates, 5) and diagnostics.batch_sizes.dtype == np.int64
+        assert diagnostics.nonfinite_counts.shape == (replicates, 5)
+        assert isinstance(batched.ledger.seed, tuple) and len(batched.ledger.seed) == replicates
         for r in range(replicates):
             public = int(seed[r]) if np.ndim(seed) else seed
-            secret = None if noise_seed is None else int(noise_seed[r])
-            single = dict(kwargs, noise_seed=secret) if private else kwargs
+            single = dict(kwargs, noise_seed=secrets[r]) if private else kwargs
             want = run(ref, algorithm, objective, x0, public, **single)
             one = fast.select_replicate(batched, r)
+            if noise_seed is root:  # the condition of the seed they were spawned from, not of the spawned one
+                assert one.ledger.guarantee_condition == root.guarantee_condition
+                one = dataclasses.replace(one, ledger=dataclasses.replace(
+                    one.ledger, guarantee_condition=want.ledger.guarantee_condition))
             assert_same_run(want, one)
-            assert batched.ledger.replicate(r) == want.ledger
-            assert batched.ledger.clip_fraction[r] == pytest.approx(want.ledger.clip_fraction, rel=1e-15)
+            expected = want.ledger if noise_seed is not root else dataclasses.replace(
+                want.ledger, guarantee_condition=root.guarantee_condition)
+            assert batched.ledger.replicate(r) == expected
+            assert diagnostics.replicate(r) == want.diagnostics
+            assert diagnostics.clip_fraction[r] == pytest.approx(want.diagnostics.clip_fraction, rel=1e-15)
 
 
 def test_calling_convention():
@@ -284,13 +311,16 @@ def test_replicated_ledger_and_select_replicate():
     objective, x0 = problem("ridge", 2, 6, seed=7)
     result = fast.mezo(objective.loss, objective.data, x0, steps=4, step_size=0.1, perturbation=0.1,
                        clip_threshold=0.5, seed=[0, 1], batching="poisson", batch_size=2)
-    ledger = result.ledger
+    ledger, diagnostics = result.ledger, result.diagnostics
     assert isinstance(ledger, fast.ReplicatedLedger) and ledger.replicates == 2
-    assert np.array_equal(ledger.seed, [0, 1]) and ledger.epsilon_spent is None
-    assert np.array_equal(ledger.loss_evaluations, 2 * ledger.batch_sizes.sum(axis=1))
+    assert ledger.seed == (0, 1) and ledger.epsilon_spent is None and ledger.secret_seed_source is None
+    assert np.array_equal(diagnostics.loss_evaluations, 2 * diagnostics.batch_sizes.sum(axis=1))
     assert ledger == ledger and ledger != fast.select_replicate(result, 0).ledger
+    assert diagnostics == diagnostics and diagnostics != fast.select_replicate(result, 0).diagnostics
     with pytest.raises(ValueError, match="r must be <= 1"):
         ledger.replicate(2)
+    with pytest.raises(ValueError, match="r must be <= 1"):
+        diagnostics.replicate(2)
     single = fast.mezo(objective.loss, objective.data, x0, steps=4, step_size=0.1, perturbation=0.1,
                        clip_threshold=0.5, seed=0, batching="poisson", batch_size=2)
     with pytest.raises(TypeError, match="replicated run"):
@@ -314,6 +344,18 @@ def _bad_loss(points, rows):
     return np.where(rows[..., 0] > 1.5, np.nan, values) if values.ndim else (np.nan if rows[0] > 1.5 else values)
 
 
+#: x_0 of the problem the error and non-finite tests run on (problem("quadratic", 2, 5, seed=8)).
+X0_BAD = problem("quadratic", 2, 5, seed=8)[1]
+
+
+def _inf_loss(points, rows):
+    """+inf for the marked rows on one side of x_0 (first coordinate above x_0's), 0 on the other: at step 0,
+    f(x_0 + λu) − f(x_0 − λu) = ±inf (the sign of u's first coordinate); finite elsewhere."""
+    values = np.asarray(squared_norm(points) + rows[..., 0])
+    odd = np.where(np.asarray(points)[..., 0] > X0_BAD[0], np.inf, 0.0)
+    return np.where(rows[..., 0] > 1.5, odd, values)[()]
+
+
 def _bounded_loss(points, rows):
     """Finite for every input, even infinite points: the iterates can overflow before the loss does."""
     return np.tanh(np.sum(points, axis=-1) + 0.0 * rows[..., 0])
@@ -327,8 +369,10 @@ BAD_INPUTS = [
     dict(batching="full", batch_size=3), dict(batching="poisson"), dict(batching="shuffle", batch_size=99),
     dict(accountant="rdp"), dict(direction="ball"), dict(clip_target="both"), dict(noise="laplace"),
     dict(noise="none"), dict(epsilon=None), dict(delta=2.0), dict(epsilon=-1.0), dict(loss=3),
-    dict(trace=lambda x: math.nan), dict(loss=_bad_loss), dict(step_size=1e200, steps=4),
-    dict(loss=_bounded_loss, step_size=1e308, steps=8),
+    dict(trace=lambda x: math.nan),
+    dict(loss=_bounded_loss, step_size=1e308, steps=8), dict(noise_seed=1), dict(noise_seed=np.int64(1)),
+    dict(noise_seed=SecretSeed(1, "user")), dict(noise_seed=2.0), dict(noise_seed=2**128), dict(seed=2**128),
+    dict(loss=_inf_loss, clip_threshold=np.inf, noise="none", epsilon=None, delta=None),
 ]
 
 
@@ -336,7 +380,7 @@ BAD_INPUTS = [
 def test_errors_match_the_reference(bad):
     objective, x0 = problem("quadratic", 2, 5, seed=8)
     data = np.array(objective.data)
-    data[3, 0] = 2.0  # _bad_loss: non-finite at sample 3
+    data[3, 0] = 2.0  # _inf_loss: non-finite at sample 3
     kwargs = dict(loss=objective.loss, data=data, x0=x0, steps=3, step_size=0.1, perturbation=0.1, clip_threshold=1.0,
                   epsilon=EPS, delta=DELTA, seed=1)
     kwargs.update(bad)
@@ -348,17 +392,25 @@ def test_errors_match_the_reference(bad):
     assert got == want
 
 
+def test_overflowing_loss_values_are_replaced_identically():
+    """α = 1e200: the iterates reach ~1e200, where the quadratic loss overflows to inf (inf − inf = NaN): those
+    records are replaced (NaN -> 0), the iterates stay finite, and both backends agree bit for bit."""
+    objective, x0 = problem("quadratic", 2, 5, seed=8)
+    kwargs = dict(steps=4, step_size=1e200, perturbation=0.1, clip_threshold=1.0, epsilon=EPS, delta=DELTA, seed=1,
+                  noise_seed=SECRET, record_trajectory=True)
+    with np.errstate(over="ignore"):  # the quadratic objective itself overflows
+        want = ref.dpzero(objective.loss, objective.data, x0, **kwargs)
+        got = fast.dpzero(objective.loss, objective.data, x0, **kwargs)
+    assert sum(want.diagnostics.nonfinite_counts) > 0 and np.all(np.isfinite(want.trajectory))
+    assert_same_run(want, got, rtol=0)
+
+
 def test_dpgd_errors_match_the_reference():
     objective, x0 = problem("quadratic", 2, 5, seed=9)
 
-    def bad_gradient(points, rows):
-        g = np.asarray(objective.gradient(points, rows))
-        return np.where((rows[..., :1] > 1.5) & (np.arange(2) == 1), np.inf, g)
-
     data = np.array(objective.data)
-    data[2, 0] = 2.0
-    cases = [(3, dict()), (bad_gradient, dict()), (bad_gradient, dict(batching="shuffle", batch_size=2)),
-             (objective.gradient, dict(noise="none", accountant="lemma22"))]
+    cases = [(3, dict()), (objective.gradient, dict(noise="none", accountant="lemma22")),
+             (objective.gradient, dict(noise_seed=4))]
     for gradient, extra in cases:
         kwargs = dict(steps=3, step_size=0.1, clip_threshold=1.0, seed=4)
         if extra.get("noise") != "none":
@@ -375,9 +427,17 @@ def test_dpgd_errors_match_the_reference():
     (np.array([1.0, 2.0]), None, TypeError, "seed must be an integer or a 1-D array of integers.*float64"),
     (np.array([True, False]), None, TypeError, "seed must .*bool"),
     ([3, -1], None, ValueError, "seed must be >= 0, got -1"),
-    (np.array([1, 2]), 5, ValueError, "noise_seed must be None or a 1-D array of length R = 2"),
+    ([1, 2**128], None, ValueError, "seed must be < 2\\*\\*128"),
+    (np.array([1, "2"], dtype=object), None, TypeError, "seed must be an integer or a 1-D array of integers.*str"),
+    ([1, "2"], None, TypeError, "seed must be an integer or a 1-D array of integers.*U"),
+    (np.array([1, 2]), 2, ValueError, "noise_seed must differ from every public seed"),
     (np.array([1, 2]), np.array([1, 2, 3]), ValueError, "noise_seed must have the length of seed"),
-    (4, [1, -3], ValueError, "noise_seed must be >= 0, got -3"),
+    (np.array([1, 2]), [5, 2], ValueError, r"noise_seed\[1\] must differ from every public seed"),
+    (np.array([1, 2]), [5, 5], ValueError, "noise_seed must hold distinct secret seeds"),
+    (4, [1, -3], ValueError, r"noise_seed\[1\] must lie in \[0, 2\*\*128\)"),
+    (4, [4, 5], ValueError, r"noise_seed\[0\] must differ from every public seed"),
+    (4, np.array([[5, 6]]), ValueError, "noise_seed must be a 1-D sequence"),
+    (4, [], ValueError, "noise_seed must hold at least one secret seed"),
 ])
 def test_seed_arrays_are_validated(seed, noise_seed, error, match):
     objective, x0 = problem("quadratic", 2, 5)
@@ -391,9 +451,9 @@ def test_batched_loss_and_trace_errors_name_the_replicate():
     data = np.array(objective.data)
     data[3, 0] = 2.0
     common = dict(steps=2, step_size=0.1, perturbation=0.1, clip_threshold=1.0, noise="none")
-    with pytest.raises(ValueError, match=r"loss returned a non-finite value \(nan\) at sample i=3 \(0-based\), "
-                                         r"replicate 0, point x \+ perturbation·u"):
-        fast.dpzero(_bad_loss, data, x0, seed=[1, 2], **common)
+    with pytest.raises(ValueError, match=r"loss gave an infinite finite difference at sample i=3 \(0-based\), "
+                                         r"replicate 0: clip_threshold is infinite"):
+        fast.dpzero(_inf_loss, data, x0, seed=[1, 2], **{**common, "clip_threshold": np.inf})
     with pytest.raises(ValueError, match=r"trace must return shape \(2,\)"):
         fast.dpzero(objective.loss, data, x0, seed=[1, 2], trace=lambda x: 1.0, **common)
     with pytest.raises(ValueError, match=r"trace returned a non-finite value \(inf\) at replicate 1"):
@@ -424,15 +484,16 @@ def test_random_configurations(algorithm, kind, d, n, steps, batching, batch_fra
     batch_size = None if batching == "full" else 1 + int(batch_fraction * (n - 1))
     accountant = {"full": "gdp_exact", "poisson": "rdp_opacus", "shuffle": "gdp_participation"}[batching]
     private = private and algorithm != "mezo"
+    secret = seed + 2**41  # the public seeds below are < 2**41: never equal
     kwargs = kwargs_for(algorithm, batching=batching, batch_size=batch_size, accountant=accountant, private=private,
-                        direction=direction, clip_target=clip_target, steps=steps, clip=clip, noise_seed=seed + 1)
+                        direction=direction, clip_target=clip_target, steps=steps, clip=clip, noise_seed=secret)
     if algorithm == "mezo":
         kwargs.pop("noise_seed", None)
     want = run(ref, algorithm, objective, x0, seed, **kwargs)
     assert_same_run(want, run(fast, algorithm, objective, x0, seed, **kwargs), rtol=1e-11)
     if replicates:
         seeds = [seed] + [seed + k for k in range(1, replicates)]
-        batched_kwargs = dict(kwargs, noise_seed=np.array(seeds) + 1) if algorithm != "mezo" else kwargs
+        batched_kwargs = dict(kwargs, noise_seed=np.array(seeds) + 2**41) if algorithm != "mezo" else kwargs
         batched = run(fast, algorithm, objective, x0, np.array(seeds), **batched_kwargs)
         assert_same_run(want, fast.select_replicate(batched, 0), rtol=1e-11)
 
@@ -446,10 +507,132 @@ def test_explicit_sampling_probability_agrees_draw_for_draw_with_replicates():
     objective = EffectiveRankQuadratic(3, 15, "sqrt", _Streams(5).generator("tests", "fast", "q"))
     common = dict(steps=5, step_size=0.05, perturbation=1e-3, clip_threshold=1.0, epsilon=2.0, delta=1e-5,
                   batching="poisson", batch_size=4, accountant="rdp_opacus", sampling_probability=0.4)
-    seeds = np.array([11, 12, 13])
-    batched = fast_dpzero.dpzero(objective, objective.data, np.zeros(3), seed=seeds, **common)
+    seeds, secrets = np.array([11, 12, 13]), [101, 102, 103]
+    batched = fast_dpzero.dpzero(objective, objective.data, np.zeros(3), seed=seeds, noise_seed=secrets, **common)
     for r, seed in enumerate(seeds):
-        single = reference_dpzero.dpzero(objective, objective.data, np.zeros(3), seed=int(seed), **common)
+        single = reference_dpzero.dpzero(objective, objective.data, np.zeros(3), seed=int(seed), noise_seed=secrets[r],
+                                         **common)
         assert np.array_equal(batched.releases[r], single.releases)
-        assert list(batched.ledger.batch_sizes[r]) == list(single.ledger.batch_sizes)
+        assert list(batched.diagnostics.batch_sizes[r]) == list(single.diagnostics.batch_sizes)
     assert batched.ledger.plan.relation == "replace_one"  # rdp_opacus keeps the experiments' (heuristic) label
+
+
+# ---------------------------------------------------------------------------------------------------
+# The secret seed (docs/design.md, randomness contract)
+
+
+def _private(module, seed, **overrides):
+    objective, x0 = problem("quadratic", 3, 6, seed=11)
+    kwargs = dict(steps=4, step_size=0.1, perturbation=0.1, clip_threshold=0.8, epsilon=EPS, delta=DELTA,
+                  record_trajectory=True)
+    kwargs.update(overrides)
+    return module.dpzero(objective.loss, objective.data, x0, seed=seed, **kwargs)
+
+
+def test_default_secret_is_fresh_entropy_single_and_replicated():
+    a, b = _private(fast, 5), _private(fast, 5)
+    assert np.all(a.releases != b.releases) and a.output_index == b.output_index
+    for run_ in (a, b):  # the same public directions
+        steps = np.diff(run_.trajectory, axis=0)
+        for t in range(4):
+            assert np.allclose(steps[t], -0.1 * run_.releases[t] * ref.direction_for_step(5, t, 3), rtol=1e-12, atol=0)
+    assert a.ledger == b.ledger and a.ledger.secret_seed_source == "os_entropy"
+    batched = _private(fast, [5, 5, 5])  # one public seed three times: three independent secret seeds
+    assert len({tuple(row) for row in batched.releases}) == 3
+    assert len(set(batched.output_index.tolist())) == 1 and batched.output_index[0] == a.output_index
+    assert batched.ledger.secret_seed_source == "os_entropy" and batched.ledger.seed == (5, 5, 5)
+    again = _private(fast, [5, 5, 5])
+    assert np.all(again.releases != batched.releases)
+    shared = _private(fast, 5, noise_seed=None)
+    assert shared.ledger == a.ledger
+
+
+@pytest.mark.parametrize("seed, noise_seed", [
+    (5, 5), (5, SecretSeed(5, "user")), ([3, 5], 5), ([3, 5], [7, 3]), (5, [7, 5]), ([3, 5], SecretSeed(3, "user")),
+    (replicate_seeds(9, 2), replicate_seeds(9, 2)[1]), (replicate_seeds(9, 2), [1, replicate_seeds(9, 2)[0]]),
+])
+def test_secret_equal_to_any_public_seed_is_refused(seed, noise_seed):
+    with pytest.raises(ValueError, match="noise_seed.* must differ from every public seed"):
+        _private(fast, seed, noise_seed=noise_seed)
+
+
+def test_user_secrets_are_recorded_not_shown():
+    secret = 98765432123456789012345
+    single = _private(fast, 5, noise_seed=secret)
+    assert single.ledger == _private(ref, 5, noise_seed=secret).ledger
+    assert single.ledger.secret_seed_source == "user" and "stays secret" in single.ledger.guarantee_condition
+    batched = _private(fast, replicate_seeds(5, 3), noise_seed=secret)  # spawned into three
+    assert batched.ledger.secret_seed_source == "user"
+    assert batched.ledger.guarantee_condition == SecretSeed(secret, "user").guarantee_condition
+    mixed = _private(fast, [1, 2], noise_seed=[SecretSeed(2**100, "os_entropy"), 7])
+    assert mixed.ledger.secret_seed_source == "user"  # the guarantee rests on a user seed for one replicate
+    assert "stays secret" in mixed.ledger.guarantee_condition and "operating-system" in mixed.ledger.guarantee_condition
+    for result in (single, batched, mixed):
+        for text in (repr(result), repr(result.ledger), repr(result.diagnostics), repr(fast.select_replicate(
+                result, 0) if result is not single else result)):
+            assert str(secret) not in text and str(2**100) not in text
+
+
+def test_spawned_replicates_are_the_reference_runs_of_the_spawned_seeds():
+    public = replicate_seeds(21, 3)  # 128-bit public seeds
+    assert max(public) > 2**64
+    root = secret_seed(2**100 + 17, public_seeds=public)
+    batched = _private(fast, list(public), noise_seed=root)
+    for r, secret in enumerate(root.spawn(3)):
+        want = _private(ref, public[r], noise_seed=secret)
+        assert_same_run(want, fast.select_replicate(batched, r))
+    object_seeds = np.array(public, dtype=object)
+    assert np.array_equal(_private(fast, object_seeds, noise_seed=root).releases, batched.releases)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Non-finite per-record values: the reference's replacement, bit for bit
+
+
+@pytest.mark.parametrize("algorithm", ["dpzero", "dpgd_zeroth_order", "mezo"])
+@pytest.mark.parametrize("loss", [_bad_loss, _inf_loss], ids=["nan", "inf"])
+@pytest.mark.parametrize("batching, batch_size, accountant", [("full", None, "lemma22"), ("poisson", 3, "rdp_opacus"),
+                                                               ("shuffle", 2, "gdp_participation")])
+def test_nonfinite_records_are_replaced_as_the_reference_does(algorithm, loss, batching, batch_size, accountant):
+    objective, x0 = problem("quadratic", 2, 5, seed=8)
+    data = np.array(objective.data)
+    data[3, 0] = 2.0  # sample 3 is non-finite
+    private = algorithm != "mezo"
+    kwargs = kwargs_for(algorithm, batching=batching, batch_size=batch_size, accountant=accountant, private=private,
+                        steps=5, clip=0.7)
+    if algorithm == "mezo":
+        kwargs["clip_threshold"] = 0.7  # a finite C: ±inf -> ±C
+    want = getattr(ref, algorithm)(loss, data, x0, seed=4, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        got = getattr(fast, algorithm)(loss, data, x0, seed=4, **kwargs)
+    for name in ARRAY_FIELDS:
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert got.ledger == want.ledger and got.diagnostics == want.diagnostics
+    if batching == "full":  # (the other batchings need not sample record 3 when it is non-finite)
+        assert sum(got.diagnostics.nonfinite_counts) > 0
+    seeds = [4, 6]
+    batched_kwargs = dict(kwargs, noise_seed=[SECRET, SECRET + 1]) if private else kwargs
+    batched = getattr(fast, algorithm)(loss, data, x0, seed=seeds, **batched_kwargs)
+    assert_same_run(want, fast.select_replicate(batched, 0))
+
+
+def test_nonfinite_gradients_are_replaced_as_the_reference_does():
+    objective, x0 = problem("quadratic", 2, 5, seed=9)
+
+    def bad_gradient(points, rows):
+        g = np.asarray(objective.gradient(points, rows))
+        return np.where((rows[..., :1] > 1.5) & (np.arange(2) == 1), np.inf, g)
+
+    data = np.array(objective.data)
+    data[2, 0] = 2.0
+    for extra in (dict(), dict(batching="shuffle", batch_size=2, accountant="gdp_participation"),
+                  dict(batching="poisson", batch_size=2, accountant="rdp_opacus")):
+        kwargs = dict(steps=3, step_size=0.1, clip_threshold=1.0, epsilon=EPS, delta=DELTA, seed=4, noise_seed=SECRET,
+                      record_trajectory=True, **extra)
+        want = ref.dpgd(bad_gradient, data, x0, **kwargs)
+        got = fast.dpgd(bad_gradient, data, x0, **kwargs)
+        assert_same_run(want, got, rtol=0)
+        assert want.diagnostics.nonfinite_counts == got.diagnostics.nonfinite_counts
+    assert sum(want.diagnostics.nonfinite_counts) + sum(ref.dpgd(bad_gradient, data, x0, **{
+        **kwargs, "batching": "full", "batch_size": None, "accountant": None}).diagnostics.nonfinite_counts) > 0

@@ -40,6 +40,10 @@ def test_user_seed_recorded_with_its_condition():
     big = secret_seed(2**100 + 3, public_seeds=[0])
     assert "2^64" not in big.guarantee_condition
     assert "operating-system entropy" in fresh_secret_seed().guarantee_condition
+    # seeds spawned from a small user seed are as searchable as it is
+    assert all("2^64" in child.guarantee_condition for child in s.spawn(3))
+    assert all("2^64" not in child.guarantee_condition for child in big.spawn(2))
+    assert pickle.loads(pickle.dumps(s.spawn(1)[0])).guarantee_condition == s.guarantee_condition
 
 
 @pytest.mark.parametrize("bad, error", [(-1, ValueError), (SEED_BOUND, ValueError), (1.5, TypeError),

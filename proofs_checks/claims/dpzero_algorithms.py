@@ -37,7 +37,7 @@ import numpy as np
 from scipy import special
 from scipy import stats as sps
 
-from reference.algorithms.dpzero import DPResult, Ledger
+from reference.algorithms.dpzero import DPResult, Ledger, NonPrivateDiagnostics
 from reference.algorithms.dpzero import privacy_plan as _reference_plan
 from reference.algorithms.dpzero_theory import (
     clip_failure_bound,
@@ -50,6 +50,7 @@ from reference.mechanisms import clip_vector, clipped_mean
 from reference.objectives import EffectiveRankQuadratic, Linear
 from reference.objectives_dpzero import PseudoHuber, SubspaceLogistic
 from reference.rng import Streams, sample_gaussian, sample_sphere
+from reference.secrets import secret_seed
 
 from ..claim import Claim
 from ..stats import POWER, TestResult, ks_test
@@ -167,15 +168,27 @@ def _direction(seed, t, d, direction):
     return rng, sample_sphere(rng, (), d, radius=math.sqrt(d))
 
 
+def _secret_streams(seed, noise_seed, private):
+    """The streams of the secret keys as the reference builds them: the secret seed's (``reference.secrets``:
+    fresh entropy for None, refused when equal to the public seed), or the public seed's for a run without
+    noise and without a noise_seed. Returns (streams, SecretSeed or None)."""
+    if noise_seed is None and not private:
+        return Streams(seed), None
+    secret = secret_seed(noise_seed, public_seeds=(seed,), name="noise_seed")
+    return secret.streams(), secret
+
+
 def _finish(algorithm, seed, steps, iterates, releases, clip_counts, n, plan, trace_values, record, direction,
-            clip_target, loss_evaluations):
+            clip_target, loss_evaluations, secret):
     tau = int(Streams(seed).generator("dpzero", "output").integers(steps))
-    ledger = Ledger(algorithm, steps, plan, tuple(clip_counts), (n,) * steps, loss_evaluations, 0, direction,
-                    clip_target, "full", seed)
+    private = plan is not None
+    ledger = Ledger(algorithm, steps, plan, direction, clip_target, "full", seed,
+                    secret.source if private else None, secret.guarantee_condition if private else None)
+    diagnostics = NonPrivateDiagnostics(tuple(clip_counts), (n,) * steps, loss_evaluations, 0, (0,) * steps)
     return DPResult(output=iterates[tau].copy(), output_index=tau, final_iterate=iterates[-1].copy(),
                     trajectory=np.array(iterates) if record else None,
                     trace=None if trace_values is None else np.array(trace_values),
-                    releases=np.array(releases), ledger=ledger)
+                    releases=np.array(releases), ledger=ledger, diagnostics=diagnostics)
 
 
 def _run_alg2(loss, data, x0, steps, step_size, perturbation, clip, epsilon, delta, seed, noise_seed, direction,
@@ -186,7 +199,8 @@ def _run_alg2(loss, data, x0, steps, step_size, perturbation, clip, epsilon, del
     private = noise == "gaussian"
     plan = _plan_with_bug(clip, n, steps, epsilon, delta, accountant, bug) if private else None
     sigma = 0.0 if plan is None else float(plan.noise_std) * (0.5 if bug == "half_noise" else 1.0)
-    noise_rng = Streams(seed if noise_seed is None else noise_seed).generator("dpzero", "noise")
+    streams, secret = _secret_streams(seed, noise_seed, private)
+    noise_rng = streams.generator("dpzero", "noise")
     iterates, releases, clip_counts = [x], [], []
     trace_values = None if trace is None else [float(trace(x))]
     for t in range(steps):
@@ -217,7 +231,7 @@ def _run_alg2(loss, data, x0, steps, step_size, perturbation, clip, epsilon, del
         if trace is not None:
             trace_values.append(float(trace(x)))
     return _finish("dpzero" if private else "mezo", seed, steps, iterates, releases, clip_counts, n, plan,
-                   trace_values, record, direction, clip_target, 2 * n * steps)
+                   trace_values, record, direction, clip_target, 2 * n * steps, secret)
 
 
 def _alg1_with_bug(bug: str):
@@ -242,7 +256,8 @@ def _alg1_with_bug(bug: str):
             plan = _reference_plan(clip_threshold=clip_threshold, n=n, steps=steps, epsilon=epsilon, delta=delta,
                                    accountant=accountant) if private else None
             sigma = 0.0 if plan is None else float(plan.noise_std) * (n if bug == "sum_noise" else 1)
-            noise_rng = Streams(seed if noise_seed is None else noise_seed).generator("dpzero", "noise")
+            streams, secret = _secret_streams(seed, noise_seed, private)
+            noise_rng = streams.generator("dpzero", "noise")
             iterates, releases, clip_counts = [x], [], []
             trace_values = None if trace is None else [float(trace(x))]
             for t in range(steps):
@@ -258,7 +273,7 @@ def _alg1_with_bug(bug: str):
                 if trace is not None:
                     trace_values.append(float(trace(x)))
             return _finish("dpgd_zeroth_order", seed, steps, iterates, releases, clip_counts, n, plan, trace_values,
-                           record_trajectory, direction, "normalized", 2 * n * steps)
+                           record_trajectory, direction, "normalized", 2 * n * steps, secret)
 
         return dpgd_zeroth_order
 
@@ -380,10 +395,11 @@ def _check_poisson_sensitivity(subject, ctx, clip, eps, delta):
             a = subject.dpzero(loss, rows, np.zeros(1), **common)
             b = subject.dpzero(loss, neighbour, np.zeros(1), **common)
             expected = (int(np.sum(uniforms < q)), int(np.sum(uniforms[:len(neighbour)] < q)))
-            if (a.ledger.batch_sizes[0], b.ledger.batch_sizes[0]) != expected:
-                return deterministic(False, detail=f"Poisson batch sizes {a.ledger.batch_sizes[0]}, "
-                                                   f"{b.ledger.batch_sizes[0]} differ from the documented sampling "
-                                                   f"schedule (random(n) < q on key ('dpzero','sampling')): {expected}")
+            sizes = (a.diagnostics.batch_sizes[0], b.diagnostics.batch_sizes[0])
+            if sizes != expected:
+                return deterministic(False, detail=f"Poisson batch sizes {sizes[0]}, {sizes[1]} differ from the "
+                                                   "documented sampling schedule (random(n) < q on key "
+                                                   f"('dpzero','sampling')): {expected}")
             diffs.append(abs(float(a.releases[0]) - float(b.releases[0])))
         part = _sensitivity_part(diffs, clip / batch, False,
                                  f"dpzero Poisson ({relation}, q={q:g}, fixed normaliser B={batch}, n={n}, {runs} runs)")
@@ -415,7 +431,7 @@ def _poisson_realised_normaliser(original):
         result = original(loss, data, x0, batching=batching, batch_size=batch_size, noise=noise, **kwargs)
         if batching != "poisson" or noise != "none":
             return result
-        sizes = np.asarray(result.ledger.batch_sizes, dtype=np.float64)
+        sizes = np.asarray(result.diagnostics.batch_sizes, dtype=np.float64)
         releases = np.where(sizes > 0, np.asarray(result.releases) * batch_size / np.maximum(sizes, 1), 0.0)
         return dataclasses.replace(result, releases=releases)
 
@@ -566,8 +582,8 @@ def _check_reductions(subject, ctx):
         normalized = subject.dpzero(objective.loss, objective.data, x0, clip_threshold=raw_clip / (2 * lam), **kw)
         close(_max_relative(raw.releases, normalized.releases),
               f"raw_difference C'={raw_clip:g} vs normalized C'/(2λ), noise={noise!r}: releases")
-        clipped = sum(raw.ledger.clip_counts)
-        parts.append(deterministic(clipped > 0 and raw.ledger.clip_counts == normalized.ledger.clip_counts,
+        clipped = sum(raw.diagnostics.clip_counts)
+        parts.append(deterministic(clipped > 0 and raw.diagnostics.clip_counts == normalized.diagnostics.clip_counts,
                                    statistic=clipped,
                                    detail=f"noise={noise!r}: the same samples are clipped in both modes ({clipped})"))
         if noise == "gaussian":
@@ -643,7 +659,7 @@ def _check_one_step(algorithm: str):
             for seed, noise_seed in zip(_seeds(gen, runs), _seeds(gen, runs)):
                 result = run(objective.loss, objective.data, x0, steps=1, step_size=alpha, perturbation=lam,
                              clip_threshold=clip, epsilon=eps, delta=delta, seed=seed, noise_seed=noise_seed)
-                clipped += sum(result.ledger.clip_counts)
+                clipped += sum(result.diagnostics.clip_counts)
                 values.append(objective.empirical_loss(np.asarray(result.final_iterate, dtype=np.float64)))
             if clipped:
                 return deterministic(False, statistic=clipped, detail=f"config {name}: {clipped} samples clipped "
@@ -729,7 +745,7 @@ def _check_utility_bound(subject, ctx):
                                 trace=trace)
         values = np.asarray(result.trace, dtype=np.float64)
         averages.append(float(np.mean(values[:steps])))  # E_τ‖∇F(x_τ)‖² exactly, τ ~ U{0..T−1} (§2.7)
-        clipped += sum(result.ledger.clip_counts)
+        clipped += sum(result.diagnostics.clip_counts)
     test = _t_test_upper(averages, bound, ctx.level, "excess of E_τ‖∇F(x_τ)‖² over the bound")
     return decide(test, ctx, bound=bound,
                   detail=f"SubspaceLogistic k=1 (r=1), n={objective.n}, d={objective.d}, ε={setup['epsilon']}, "
@@ -758,7 +774,7 @@ def _check_clipping_probability(subject, ctx):
     seed, noise_seed = _seeds(gen, 2)
     result = subject.dpzero(objective.loss, objective.data, x0, steps=steps, step_size=0.01, perturbation=lam,
                             clip_threshold=clip, epsilon=2.0, delta=1e-5, seed=seed, noise_seed=noise_seed)
-    fractions = np.asarray(result.ledger.clip_counts, dtype=np.float64) / n
+    fractions = np.asarray(result.diagnostics.clip_counts, dtype=np.float64) / n
     mean = float(np.mean(fractions))
     # Azuma–Hoeffding: E[fraction_t | past] <= bound and fraction_t ∈ [0, 1]
     p_value = 1.0 if mean <= bound else math.exp(-2 * steps * (mean - bound) ** 2)
@@ -767,7 +783,7 @@ def _check_clipping_probability(subject, ctx):
     return decide(test, ctx, bound=bound,
                   detail=f"PseudoHuber identity, d={d}, n={n}, s={smoothing} (ℓ={ell:g}, L=1), λ={lam:g}, "
                          f"C₀={c0:.4f}, C = C₀ + ℓλd/2 = {clip:.4f}, T={steps}: clipping frequency {mean:.4g} "
-                         f"({int(np.sum(result.ledger.clip_counts))} of {steps * n}) vs 2√(2π)exp(−C₀²/8L²) = "
+                         f"({int(np.sum(result.diagnostics.clip_counts))} of {steps * n}) vs 2√(2π)exp(−C₀²/8L²) = "
                          f"{bound:.4g}")
 
 

@@ -5,8 +5,9 @@ For each configuration (direction law, clip target, batching with each of its ac
 reproduction mode's warning silenced — or no noise) on small problems from ``reference.objectives``
 (``EffectiveRankQuadratic``, ``RidgeSum``), the subject and the reference run on the same seeds and:
 
-* exact: the output index τ, every field of the ledger (plan, clip counts, batch sizes, evaluation
-  counts, switches, seed), the trajectory's structure (x_0 = x0, output = x_τ, final = x_T);
+* exact: the output index τ, every field of the ledger (plan, switches, public seed, the secret seed's source
+  and guarantee condition) and of the non-private diagnostics (clip counts, batch sizes, evaluation and
+  non-finite counts), the trajectory's structure (x_0 = x0, output = x_τ, final = x_T);
 * float64: every step of the subject is compared with the EXACT step taken from the subject's own
   previous iterate — the same u_t (mpmath-normalised from the public draws), z_t, batch (re-derived
   from the randomness contract), loss evaluated in mpmath at 40 digits. This one-step (local) check needs
@@ -43,10 +44,17 @@ import warnings
 import mpmath
 import numpy as np
 
-from reference.algorithms.dpzero import DPResult, Ledger, ReproductionModeWarning, direction_for_step
+from reference.algorithms.dpzero import (
+    DPResult,
+    Ledger,
+    NonPrivateDiagnostics,
+    ReproductionModeWarning,
+    direction_for_step,
+)
 from reference.objectives import EffectiveRankQuadratic, RidgeSum
 from reference.precision import to_mp, working_precision
 from reference.rng import Streams
+from reference.secrets import SecretSeed, secret_seed
 
 from ..claim import FAIL, Claim
 from ..subjects import reference_subject
@@ -56,8 +64,11 @@ UNIT_ROUNDOFF = 2.0**-53
 SAFETY = 2.0
 DPS = 40
 EPSILON, DELTA = 4.0, 1e-5
-LEDGER_FIELDS = ("algorithm", "steps", "plan", "clip_counts", "batch_sizes", "loss_evaluations",
-                 "gradient_evaluations", "direction", "clip_target", "batching", "seed")
+LEDGER_FIELDS = ("algorithm", "steps", "plan", "direction", "clip_target", "batching", "seed", "secret_seed_source",
+                 "guarantee_condition")
+#: Fields of ``DPResult.diagnostics`` (computed on the private data: compared, never published).
+DIAGNOSTIC_FIELDS = ("clip_counts", "batch_sizes", "loss_evaluations", "gradient_evaluations", "nonfinite_counts")
+PER_STEP_FIELDS = ("clip_counts", "batch_sizes", "nonfinite_counts")
 
 
 def gamma(k: int) -> float:
@@ -83,7 +94,7 @@ class Config:
     batch_size: int | None = None
     accountant: str | None = None
     private: bool = True
-    separate_noise_seed: bool = False
+    separate_noise_seed: bool = False  # for a run without noise (a private run always has its own secret seed)
     perturbation: float = 0.1
     sampling_probability: float | None = None  # Poisson q given explicitly (add/remove); None: q = B/n
 
@@ -103,7 +114,9 @@ def _problem(ctx, config: Config):
         objective = RidgeSum.random(config.d, config.n, rng, lipschitz=1.3, profile="wshape", tau=0.6)
     x0 = rng.normal(0.0, 1.0, config.d)
     seed = int(rng.integers(2**31))
-    noise_seed = int(rng.integers(2**31)) if config.separate_noise_seed else None
+    # the secret seed: never the public one (drawn from a disjoint range), explicit so that both runs share it
+    separate = config.separate_noise_seed or (config.private and config.algorithm != "mezo")
+    noise_seed = int(rng.integers(2**31, 2**32)) if separate else None
     return objective, x0, seed, noise_seed
 
 
@@ -359,24 +372,27 @@ class RunView:
     def clip_counts(self):
         return self.ledger["clip_counts"]
 
+    @staticmethod
+    def _fields(result):
+        """(owner, name) of every compared field: the public ledger's and the non-private diagnostics'."""
+        return [(result.ledger, name) for name in LEDGER_FIELDS] + \
+            [(result.diagnostics, name) for name in DIAGNOSTIC_FIELDS]
+
     @classmethod
     def single(cls, result):
-        ledger = {name: getattr(result.ledger, name) for name in LEDGER_FIELDS}
+        ledger = {name: getattr(owner, name) for owner, name in cls._fields(result)}
         return cls(np.asarray(result.output), result.output_index, np.asarray(result.final_iterate),
                    np.asarray(result.trajectory), np.asarray(result.trace), np.asarray(result.releases), ledger)
 
     @classmethod
     def replicate(cls, result, r: int):
-        def row(value):
-            return value[r] if isinstance(value, np.ndarray) else value
-
         ledger = {}
-        for name in LEDGER_FIELDS:
-            value = getattr(result.ledger, name)
-            if name in ("clip_counts", "batch_sizes"):
+        for owner, name in cls._fields(result):
+            value = getattr(owner, name)
+            if name in PER_STEP_FIELDS:
                 value = tuple(int(v) for v in np.asarray(value)[r])
-            elif name in ("loss_evaluations", "gradient_evaluations", "seed"):
-                value = int(row(np.asarray(value)) if np.ndim(value) else value)
+            elif name in ("loss_evaluations", "gradient_evaluations", "seed"):  # (R,): a seed may exceed int64
+                value = int(value[r]) if np.ndim(value) else int(value)
             ledger[name] = value
         return cls(np.asarray(result.output)[r], int(np.asarray(result.output_index)[r]),
                    np.asarray(result.final_iterate)[r], np.asarray(result.trajectory)[r], np.asarray(result.trace)[r],
@@ -403,10 +419,11 @@ def _compare(config, objective, x0, seed, noise_seed, run: RunView, reference, l
     tau = int(reference.output_index)
     if int(run.output_index) != tau:
         return [deterministic(False, detail=f"{label}: output index {run.output_index} != reference {tau}")]
-    for name in LEDGER_FIELDS:
-        if not _same(run.ledger[name], getattr(reference.ledger, name)):
-            return [deterministic(False, detail=f"{label}: ledger.{name} {run.ledger[name]!r} != reference "
-                                                f"{getattr(reference.ledger, name)!r}")]
+    for owner, name in RunView._fields(reference):
+        if not _same(run.ledger[name], getattr(owner, name)):
+            where = "ledger" if name in LEDGER_FIELDS else "diagnostics"
+            return [deterministic(False, detail=f"{label}: {where}.{name} {run.ledger[name]!r} != reference "
+                                                f"{getattr(owner, name)!r}")]
     structure = (np.array_equal(run.trajectory[0], x0) and np.array_equal(run.output, run.trajectory[tau])
                  and np.array_equal(run.final_iterate, run.trajectory[steps]))
     if not structure:
@@ -574,8 +591,9 @@ def _check_replicates(subject, ctx):
     parts = []
     for config in _replicate_configs(ctx.budget):
         objective, x0, seed, _ = _problem(ctx, config)
-        seeds = np.array([seed, seed + 1, seed], dtype=np.int64)  # a repeated public seed too
-        noise = seed + 1000 + np.arange(3)
+        rng = ctx.generator("replicates", config.label)
+        seeds = np.array([seed, int(rng.integers(2**31)), seed], dtype=np.int64)  # a repeated public seed too
+        noise = rng.choice(2**31, size=3, replace=False) + 2**31  # distinct secrets, never a public seed
         layouts = [(seeds, None if config.algorithm == "mezo" else noise)]
         if config.algorithm != "mezo":
             layouts.append((seed, noise))  # shared public seed, fresh secret seeds (the audit layout)
@@ -587,7 +605,7 @@ def _check_replicates(subject, ctx):
             replicates = len(noise_arg) if noise_arg is not None else len(seeds)
             for r in range(replicates):
                 public = int(seed_arg[r]) if np.ndim(seed_arg) else int(seed_arg)
-                secret = public if noise_arg is None else int(noise_arg[r])
+                secret = None if noise_arg is None else int(noise_arg[r])
                 single = _kwargs(config, objective, public, None if config.algorithm == "mezo" else secret)
                 want = _call(getattr(ref, config.algorithm), config, objective, x0, single)
                 label = f"{config.label} replicate {r} (seed {public}, noise seed {secret})"
@@ -614,7 +632,8 @@ def _naive_dpzero(bug: str):
                accountant=None, noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
         ref = reference_subject()
         private = noise == "gaussian"
-        secret = seed if noise_seed is None else noise_seed
+        hidden = None if noise_seed is None and not private else secret_seed(noise_seed, public_seeds=(seed,))
+        secret = seed if hidden is None else hidden.entropy
         n, d = data.shape[0], len(x0)
         plan = ref.privacy_plan(clip_threshold=clip_threshold, n=n, steps=steps, epsilon=epsilon, delta=delta,
                                 batching=batching, batch_size=batch_size, accountant=accountant,
@@ -662,13 +681,14 @@ def _naive_dpzero(bug: str):
             x = x - (step_size * s_hat * u).astype(x.dtype)
             iterates.append(x.astype(np.float64))
         tau = int(Streams(seed).generator("dpzero", "output").integers(steps))
-        ledger = Ledger("dpzero" if private else "mezo", steps, plan, tuple(counts), tuple(sizes),
-                        2 * sum(sizes), 0, direction, clip_target, batching, seed)
+        ledger = Ledger("dpzero" if private else "mezo", steps, plan, direction, clip_target, batching, seed,
+                        hidden.source if private else None, hidden.guarantee_condition if private else None)
+        diagnostics = NonPrivateDiagnostics(tuple(counts), tuple(sizes), 2 * sum(sizes), 0, (0,) * steps)
         trajectory = np.array(iterates)
         return DPResult(trajectory[tau].copy(), tau, trajectory[-1].copy(),
                         trajectory if record_trajectory else None,
                         None if trace is None else np.array([float(trace(v)) for v in trajectory]),
-                        np.array(releases), ledger)
+                        np.array(releases), ledger, diagnostics)
 
     return lambda original: dpzero
 
@@ -689,7 +709,7 @@ def _last_iterate(original):
 
 
 def _noise_seed_ignored(original):
-    """The secret noise seeded by the public seed (noise_seed dropped)."""
+    """The given secret seed dropped: the noise is not the one of the secret seed the caller passed."""
 
     def run(*args, **kwargs):
         return original(*args, **{**kwargs, "noise_seed": None})
@@ -727,14 +747,14 @@ def _clip_ignored(original):
 
 
 def _first_noise_seed_for_all(original):
-    """Every replicate gets replicate 0's secret seed (the array broadcast from its first entry)."""
+    """Every replicate's secret seed derived from replicate 0's (spawned from it) instead of its own: the
+    replicates' noise is not that of the secret seeds given (a subject refuses repeated secret seeds)."""
 
     def run(*args, **kwargs):
         noise = kwargs.get("noise_seed")
-        if noise is None:
-            noise = kwargs["seed"]
-        if np.ndim(noise):
-            kwargs = {**kwargs, "noise_seed": np.full(len(noise), np.asarray(noise)[0])}
+        if noise is not None and np.ndim(noise):
+            first = noise[0] if isinstance(noise[0], SecretSeed) else SecretSeed(int(noise[0]), "user")
+            kwargs = {**kwargs, "noise_seed": list(first.spawn(len(noise)))}
         return original(*args, **kwargs)
 
     return run
@@ -768,8 +788,8 @@ CLAIMS = [
         "dpzero.backend.dpzero", "Alg 2; §2.5 variants; §5 accountants",
         "On the same seeds the subject's DPZero run (sphere/Gaussian directions, normalized/raw-difference "
         "clipping, full/Poisson/shuffled batches with each accountant, or no noise) has the reference's output "
-        "index and ledger exactly, and each of its steps is the exact step from its previous iterate within the "
-        "float64 one-step error bound.",
+        "index, ledger and diagnostics exactly, and each of its steps is the exact step from its previous iterate "
+        "within the float64 one-step error bound.",
         ("dpzero",), _check_dpzero,
         (mutant("direction_noise", "z_t drawn from the public direction stream after u_t (E13)", "dpzero",
                 _naive_dpzero("direction_noise")),
@@ -781,24 +801,26 @@ CLAIMS = [
     ),
     _backend_claim(
         "dpzero.backend.dpgd_zeroth_order", "Alg 1 (DPGD-0th)",
-        "On the same seeds the subject's DPGD-0th run has the reference's output index and ledger exactly, and each "
-        "step (vector clipping of a_i u_t, d-dimensional noise) is the exact step within the float64 one-step bound.",
+        "On the same seeds the subject's DPGD-0th run has the reference's output index, ledger and diagnostics "
+        "exactly, and each step (vector clipping of a_i u_t, d-dimensional noise) is the exact step within the "
+        "float64 one-step bound.",
         ("dpgd_zeroth_order",), _check_dpgd_zeroth_order,
-        (mutant("noise_seed_ignored", "the noise seeded by the public seed", "dpgd_zeroth_order", _noise_seed_ignored),
+        (mutant("noise_seed_ignored", "the given secret noise seed ignored", "dpgd_zeroth_order", _noise_seed_ignored),
          mutant("float32", "iterates and releases stored in float32", "dpgd_zeroth_order", _float32_storage)),
     ),
     _backend_claim(
         "dpzero.backend.dpgd", "§2.1 (first-order DP-GD)",
-        "On the same seeds the subject's DP-GD run has the reference's output index and ledger exactly, and each "
-        "step is the exact clipped-gradient step within the float64 one-step bound.",
+        "On the same seeds the subject's DP-GD run has the reference's output index, ledger and diagnostics "
+        "exactly, and each step is the exact clipped-gradient step within the float64 one-step bound.",
         ("dpgd",), _check_dpgd,
-        (mutant("noise_seed_ignored", "the noise seeded by the public seed", "dpgd", _noise_seed_ignored),
+        (mutant("noise_seed_ignored", "the given secret noise seed ignored", "dpgd", _noise_seed_ignored),
          mutant("last_iterate", "outputs x_{T-1} instead of x_tau", "dpgd", _last_iterate)),
     ),
     _backend_claim(
         "dpzero.backend.mezo", "§2.4 (MeZO), §B.2 (MeZO with clipping)",
         "On the same seed the subject's MeZO run (Gaussian or sphere directions, with clipping) has the "
-        "reference's output index and ledger exactly, and each step is the exact step within the float64 bound.",
+        "reference's output index, ledger and diagnostics exactly, and each step is the exact step within the "
+        "float64 bound.",
         ("mezo",), _check_mezo,
         (mutant("sphere_directions", "ignores direction: always the sqrt(d)-sphere", "mezo",
                 _sphere_instead_of_gaussian),
@@ -808,9 +830,10 @@ CLAIMS = [
         "dpzero.backend.replicates", "Alg 1, Alg 2, DP-GD, MeZO; randomness contract",
         "A subject that batches replicates (seed and noise_seed as 1-D arrays of length R, or one public seed "
         "with an array of noise seeds) returns in replicate r the reference's single run with seed[r], "
-        "noise_seed[r]: same output index and ledger, every step exact within the float64 one-step bound.",
+        "noise_seed[r]: same output index, ledger and diagnostics, every step exact within the float64 one-step "
+        "bound.",
         ("dpzero", "dpgd_zeroth_order", "dpgd", "mezo"), _check_replicates,
-        (mutant("first_noise_seed", "every replicate uses replicate 0's noise seed", "dpzero",
+        (mutant("first_noise_seed", "every replicate's secret seed spawned from replicate 0's", "dpzero",
                 _first_noise_seed_for_all),
          mutant("replicates_reversed", "outputs written back in reverse replicate order", "dpgd_zeroth_order",
                 _replicates_reversed)),

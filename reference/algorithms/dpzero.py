@@ -48,9 +48,13 @@ and the clipped sum is divided by the fixed normaliser B. Two ways to fix q:
 
 Either way the Poisson-subsampled Gaussian RDP (valid for add/remove and zero-out) applies with Δ = C/B.
 
-Randomness schedule (DESIGN.md, randomness contract). ``seed`` is the PUBLIC seed; ``noise_seed`` the
-SECRET one (default: ``seed``, which is then secret too). Keys, all under the paper key "dpzero", so
-that the four algorithms run on the same directions:
+Randomness schedule (docs/design.md, "Randomness contract"). ``seed`` is the PUBLIC seed: directions and τ
+may be published (the seed trick of §2.4). ``noise_seed`` is the SECRET seed of the noise and the batch coins:
+fresh operating-system entropy by default (``noise_seed=None``), so two runs with the same public seed get
+different noise; a user-supplied secret (an int in [0, 2^128) or a ``reference.secrets.SecretSeed``) must
+differ from ``seed`` and is recorded as such in the ledger (``reference.secrets`` owns the rule). A run without
+noise (MeZO, ``noise="none"``) has nothing secret: with ``noise_seed=None`` its batch coins come from the public
+seed. Keys, all under the paper key "dpzero", so that the four algorithms run on the same directions:
 
 * ("dpzero", "direction", t), public seed: u_t — one ``sample_sphere`` (radius √d) or
   ``sample_gaussian`` call, shape (d,). Regenerated from its key whenever used (the seed trick of
@@ -58,10 +62,26 @@ that the four algorithms run on the same directions:
 * ("dpzero", "noise"), secret seed: ONE generator for the run; step t draws z_t by
   ``standard_normal()`` (Alg 2) or ``standard_normal(d)`` (Alg 1, DP-GD), in step order. It never
   depends on the direction seed (erratum E13: the public code drew the noise right after reseeding
-  with the direction seed).
+  with the direction seed). For an int secret S this is ``Streams(S).generator("dpzero", "noise")``.
 * ("dpzero", "sampling"), secret seed: one generator; Poisson batching draws ``random(n)`` per step
   (sample i is in the batch iff its uniform < q); shuffling draws ``permutation(n)`` per epoch.
 * ("dpzero", "output"), public seed: τ = ``integers(T)``, drawn once after the loop.
+
+What a run returns (docs/design.md, "What a run may publish"). ``DPResult.releases`` (ŝ_t or the noisy
+vectors) and their post-processing with the public directions — the iterates, x_τ, x_T, τ — are the private
+output the plan covers; ``DPResult.ledger`` holds public facts only (plan, switches, public seed, where the
+secret seed came from). Clip counts, realised batch sizes, evaluation counts and non-finite counts are
+computed on the private data outside the mechanism: they are ``DPResult.diagnostics``
+(``NonPrivateDiagnostics``), not covered by the plan, never to be published.
+
+Non-finite per-record values (the accounted behaviour). A loss that returns NaN or ±∞ for one record does not
+abort the run — a crash decided by one record would be a side channel the plan does not cover. Before
+clipping, a non-finite scalar a_i (Alg 2; f+ − f− with ``clip_target="raw_difference"``) becomes 0 (NaN) or
+±C (±∞), and a per-record vector with any non-finite entry (Alg 1's g_i = a_i·u_t, DP-GD's gradient) becomes
+the zero vector. The clipped value stays in [−C, C] (the vector in the C-ball), so the sensitivity of the plan
+is unchanged. Each replacement is counted in ``diagnostics.nonfinite_counts``; a replaced value is not counted
+as clipped. With C = ∞ (a non-private run without clipping) an infinite a_i has no bound to become and raises;
+non-finite iterates (public) and trace values still raise.
 
 Arithmetic follows x0: an mpmath object array runs the whole algorithm in mpmath at the working
 precision (the noise is the float64 draw converted exactly); otherwise float64. Points x ± λu are built
@@ -93,7 +113,8 @@ from ..accounting.gaussian import composed_gaussian_mu, gaussian_epsilon
 from ..estimators import per_sample_finite_differences
 from ..mechanisms import clip_vector, clipped_mean, gaussian_mechanism
 from ..precision import is_mp, to_mp
-from ..rng import Streams, sample_gaussian, sample_sphere
+from ..rng import SEED_BOUND, Streams, sample_gaussian, sample_sphere
+from ..secrets import SecretSeed, secret_seed
 from ..validation import check_array, check_int, check_probability, check_real
 
 __all__ = [
@@ -105,6 +126,7 @@ __all__ = [
     "ReproductionModeWarning",
     "PrivacyPlan",
     "Ledger",
+    "NonPrivateDiagnostics",
     "DPResult",
     "privacy_plan",
     "direction_for_step",
@@ -129,8 +151,10 @@ ACCOUNTANTS = {
 }
 NOISES = ("gaussian", "none")
 
-#: Lemma 2.2 was verified for ε ≤ 80 only (erratum E5); beyond, privacy_plan warns.
+#: Lemma 2.2 was verified for ε ≤ 80 only (erratum E5); beyond, privacy_plan warns and reports the exact ε.
 LEMMA22_VERIFIED_EPSILON = 80
+#: The note of a Lemma 2.2 plan whose exact Gaussian-DP ε exceeds the target (ε beyond 80, erratum E5).
+LEMMA22_OUTSIDE_NOTE = "Lemma 2.2 outside its verified range (E5): exact Gaussian-DP ε reported"
 #: The paper key under which every stream of these algorithms lives.
 KEY = "dpzero"
 
@@ -149,8 +173,10 @@ class PrivacyPlan:
     clipped average (the released quantity before noise) under that relation, on the scale at which
     clipping happens.
     noise_std: σ, the standard deviation of the Gaussian noise added to it (rounded UP to float64).
-    noise_multiplier: σ/Δ. epsilon, delta: the target. epsilon_claimed: the ε the accountant certifies
-    for ``steps`` steps (≤ epsilon). epsilon_tight: the exact ε at δ when the run is an exact Gaussian-DP
+    noise_multiplier: σ/Δ. epsilon, delta: the target. epsilon_claimed: the ε the plan states for ``steps``
+    steps — what the accountant certifies (≤ epsilon), never less than epsilon_tight when that is known: a
+    Lemma 2.2 plan beyond its verified range (ε > 80, erratum E5) can have an exact ε above the target, and
+    then reports the exact one. epsilon_tight: the exact ε at δ when the run is an exact Gaussian-DP
     composition (full batch; shuffling with the participation count), else None. mu_gdp: its μ.
     guarantee: "proven" or "heuristic" (reproduction of the public code). note: why, in words.
     """
@@ -173,29 +199,53 @@ class PrivacyPlan:
 
 @dataclasses.dataclass(frozen=True)
 class Ledger:
-    """What a run spent (dpzero.md §2.7): privacy plan (None for MeZO), per-step clip counts and batch
-    sizes, numbers of loss and gradient evaluations, and the variant switches."""
+    """What a run spent (dpzero.md §2.7). Every field is public (docs/design.md, threat model).
+
+    algorithm, steps; plan: the ``PrivacyPlan`` (None when the run is not private); direction, clip_target,
+    batching: the variant switches; seed: the public seed. secret_seed_source: where the secret seed came from,
+    "os_entropy" (the default) or "user" (None when the run is not private); guarantee_condition: what the
+    guarantee assumes about that seed, in words (``SecretSeed.guarantee_condition``; None when not private).
+    The secret seed itself is never recorded.
+    """
 
     algorithm: str
     steps: int
     plan: PrivacyPlan | None
-    clip_counts: tuple
-    batch_sizes: tuple
-    loss_evaluations: int
-    gradient_evaluations: int
     direction: str
     clip_target: str
     batching: str
     seed: int
+    secret_seed_source: str | None
+    guarantee_condition: str | None
 
     @property
     def epsilon_spent(self):
-        """The ε the accountant certifies for this run (None when the run is not private)."""
+        """The ε the plan states for this run (None when the run is not private)."""
         return None if self.plan is None else self.plan.epsilon_claimed
+
+
+@dataclasses.dataclass(frozen=True)
+class NonPrivateDiagnostics:
+    """Counts computed on the PRIVATE data outside the mechanism: NOT covered by the privacy plan.
+
+    They describe the run to its owner (debugging, tuning on non-sensitive data); publishing any of them can
+    leak what the plan protects (a clip count reveals how many records exceed C). Never publish them.
+
+    clip_counts: per step, the records whose finite value exceeded C (vector: norm above C). batch_sizes: per
+    step, the realised batch size. loss_evaluations, gradient_evaluations: totals over the run.
+    nonfinite_counts: per step, the records whose finite difference (or vector, or gradient) was non-finite and
+    was replaced (module doc). clip_fraction: clipped records / records seen.
+    """
+
+    clip_counts: tuple
+    batch_sizes: tuple
+    loss_evaluations: int
+    gradient_evaluations: int
+    nonfinite_counts: tuple
 
     @property
     def clip_fraction(self) -> float:
-        """Clipped samples / samples seen, over the whole run."""
+        """Clipped records / records seen, over the whole run."""
         seen = sum(self.batch_sizes)
         return 0.0 if seen == 0 else sum(self.clip_counts) / seen
 
@@ -204,11 +254,15 @@ class Ledger:
 class DPResult:
     """Output of a run (dpzero.md §2.7).
 
+    The private output the plan covers (post-processing of the releases with the public directions):
     output: x_τ, the released point (theory). output_index: τ ~ Unif{0, …, T−1}.
     final_iterate: x_T. trajectory: (T+1, d) array of x_0..x_T if requested, else None.
-    trace: (T+1,) values of ``trace(x_t)`` if a trace function was given, else None.
-    releases: the data-dependent released values per step — ŝ_t (shape (T,)) for DPZero/MeZO, the noisy
-    clipped mean vectors (shape (T, d)) for DPGD-0th and DP-GD. ledger: see ``Ledger``.
+    releases: the released values per step — ŝ_t (shape (T,)) for DPZero/MeZO, the noisy clipped mean
+    vectors (shape (T, d)) for DPGD-0th and DP-GD.
+
+    trace: (T+1,) values of ``trace(x_t)`` if a trace function was given, else None — private only if that
+    function reads public data (a loss on the training set is not).
+    ledger: the public ``Ledger``. diagnostics: ``NonPrivateDiagnostics`` — NOT covered by the plan.
     """
 
     output: np.ndarray
@@ -218,6 +272,7 @@ class DPResult:
     trace: np.ndarray | None
     releases: np.ndarray
     ledger: Ledger
+    diagnostics: NonPrivateDiagnostics
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -262,7 +317,8 @@ def privacy_plan(*, clip_threshold, n, steps, epsilon, delta, batching="full", b
     if accountant == "lemma22" and eps > LEMMA22_VERIFIED_EPSILON:
         warnings.warn(
             f"dpzero Lemma 2.2 is not verified for epsilon > {LEMMA22_VERIFIED_EPSILON:g} (erratum E5: it is not "
-            f"private for large epsilon); got epsilon = {eps}. Use accountant='gdp_exact'.",
+            f"private for large epsilon); got epsilon = {eps}. The plan states the exact Gaussian-DP epsilon of its "
+            "sigma when that is larger. Use accountant='gdp_exact'.",
             UserWarning,
             stacklevel=2,
         )
@@ -293,7 +349,9 @@ def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, 
                 warnings.simplefilter("ignore", UserWarning)
                 sigma = dpzero_lemma22_sigma(sensitivity, steps, eps_mp, delta_mp)
             claimed, guarantee, note = eps_mp, "proven", "Lemma 2.2 (valid for epsilon <= 80, erratum E5)"
-        elif accountant == "drv_advanced":
+            return _gdp_plan(accountant, batching, "replace_one", steps, sensitivity, sigma, steps, eps, delta,
+                             claimed, guarantee, note, exceeded_note=LEMMA22_OUTSIDE_NOTE)
+        if accountant == "drv_advanced":
             sigma, claimed = _drv_advanced_sigma(sensitivity, steps, eps_mp, delta_mp)
             guarantee = "proven"
             note = ("classic Gaussian mechanism per step at (eps0, delta/(T+1)), eps0 < 1, and DRV advanced "
@@ -377,11 +435,17 @@ def _drv_advanced_sigma(sensitivity, steps, eps, delta):
 
 
 def _gdp_plan(accountant, batching, relation, steps, sensitivity, sigma, compositions, eps, delta, claimed,
-              guarantee, note):
+              guarantee, note, exceeded_note=None):
+    """A plan whose release is an exact Gaussian-DP composition: its exact ε (``epsilon_tight``) is known, so the
+    stated ε is never below it (a certified ε under the exact one would overstate the guarantee)."""
     sigma_f = _round_up_to_float(sigma)
     mu = composed_gaussian_mu([mpmath.mpf(sigma_f) / sensitivity], [compositions])
     tight = gaussian_epsilon(mpmath.mpf(delta), mu)
-    claimed = tight if claimed is None else claimed
+    if claimed is None:
+        claimed = tight
+    elif tight > claimed:
+        claimed = tight
+        note = exceeded_note or f"{note}; the certified epsilon is below the exact one: exact Gaussian-DP ε reported"
     return PrivacyPlan(accountant, batching, relation, steps, _round_up_to_float(sensitivity), sigma_f,
                        _round_up_to_float(mpmath.mpf(sigma_f) / sensitivity), eps, delta, _round_up_to_float(claimed),
                        _round_up_to_float(tight), _round_up_to_float(mu), guarantee, note)
@@ -462,7 +526,7 @@ class _Setup:
     sampling_probability: float | None  # Poisson q as given (None: q = B/n)
     normalizer: object  # n (full), B (Poisson: the fixed normaliser) or B (shuffle)
     seed: int
-    noise_seed: int
+    secret: SecretSeed | None  # the secret seed (None: a run without noise and without a given noise_seed)
 
 
 def _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, *, private,
@@ -481,8 +545,8 @@ def _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, see
         raise ValueError(
             "clip_threshold must be finite for a private run (an unclipped mean has unbounded sensitivity)"
         )
-    seed = check_int("seed", seed, minimum=0)
-    noise_seed = seed if noise_seed is None else check_int("noise_seed", noise_seed, minimum=0)
+    seed = check_int("seed", seed, minimum=0, maximum=SEED_BOUND - 1)
+    secret = _secret_for(noise_seed, (seed,), private)
     n = data.shape[0]
     batch_size = _check_batch_size(batching, batch_size, n)
     sampling_probability = _check_sampling_probability(batching, sampling_probability)
@@ -492,7 +556,16 @@ def _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, see
     else:
         x0 = np.array(x0, dtype=np.float64)
     return _Setup(data, x0, n, x0.shape[0], use_mp, steps, step_size, clip, batching, batch_size,
-                  sampling_probability, normalizer, seed, noise_seed)
+                  sampling_probability, normalizer, seed, secret)
+
+
+def _secret_for(noise_seed, public_seeds, private):
+    """The run's ``SecretSeed`` (``reference.secrets.secret_seed``: None -> fresh entropy; an int or a
+    SecretSeed must differ from every public seed). A run without noise and without a noise_seed has no secret:
+    None, and its batch coins come from the public seed."""
+    if noise_seed is None and not private:
+        return None
+    return secret_seed(noise_seed, public_seeds=public_seeds, name="noise_seed")
 
 
 def _check_common(direction, clip_target, noise, epsilon, delta):
@@ -535,8 +608,64 @@ def poisson_rate(setup) -> float:
 
 
 def _noise_generators(setup: _Setup):
-    noise_streams = Streams(setup.noise_seed)
-    return noise_streams.generator(KEY, "noise"), noise_streams.generator(KEY, "sampling")
+    """The generators of the secret keys ("dpzero", "noise") and ("dpzero", "sampling") under the secret seed
+    (the public seed's streams for a run that has no secret)."""
+    streams = Streams(setup.seed) if setup.secret is None else setup.secret.streams()
+    return streams.generator(KEY, "noise"), streams.generator(KEY, "sampling")
+
+
+def _ledger(algorithm, setup: _Setup, plan, direction, clip_target) -> Ledger:
+    """The public ledger: the secret seed's source and condition when the run is private, never its value."""
+    private = plan is not None
+    return Ledger(algorithm, setup.steps, plan, direction, clip_target, setup.batching, setup.seed,
+                  setup.secret.source if private else None,
+                  setup.secret.guarantee_condition if private else None)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Per-record values: finite differences that may be non-finite, and their replacement (module doc)
+
+
+def _is_finite(value) -> bool:
+    return bool(mpmath.isfinite(value)) if isinstance(value, mpmath.mpf) else math.isfinite(value)
+
+
+def _replace_scalar(value, clip, use_mp, i):
+    """A non-finite scalar a_i before clipping: NaN -> 0, ±inf -> ±C (module doc). Returns (value, replaced)."""
+    if _is_finite(value):
+        return value, False
+    if mpmath.isnan(value):
+        return (mpmath.mpf(0) if use_mp else 0.0), True
+    if math.isinf(float(clip)):
+        raise ValueError(f"loss gave an infinite finite difference at sample i={i} (0-based): clip_threshold is "
+                         "infinite, so nothing bounds it (a finite clip_threshold replaces it by ±C)")
+    bound = mpmath.mpf(clip) if use_mp else float(clip)
+    return (bound if value > 0 else -bound), True
+
+
+def _replace_vector(vector, use_mp):
+    """A per-record vector with a non-finite entry -> the zero vector (module doc). Returns (vector, replaced)."""
+    if all(_is_finite(v) for v in vector):
+        return vector, False
+    zero = np.empty(vector.shape, dtype=object) if use_mp else np.zeros(vector.shape)
+    if use_mp:
+        zero[:] = [mpmath.mpf(0)] * vector.shape[0]
+    return zero, True
+
+
+@dataclasses.dataclass
+class _Counts:
+    """The non-private per-step counts of a run, accumulated as it goes."""
+
+    clip_counts: list = dataclasses.field(default_factory=list)
+    batch_sizes: list = dataclasses.field(default_factory=list)
+    nonfinite_counts: list = dataclasses.field(default_factory=list)
+    loss_evaluations: int = 0
+    gradient_evaluations: int = 0
+
+    def diagnostics(self) -> NonPrivateDiagnostics:
+        return NonPrivateDiagnostics(tuple(self.clip_counts), tuple(self.batch_sizes), self.loss_evaluations,
+                                     self.gradient_evaluations, tuple(self.nonfinite_counts))
 
 
 def _output_index(setup: _Setup) -> int:
@@ -554,12 +683,10 @@ def _trace_value(trace, x, use_mp):
     return value
 
 
-def _finish(algorithm, setup, iterates, trace_values, releases, record_trajectory, plan, clip_counts, batch_sizes,
-            loss_evaluations, gradient_evaluations, direction, clip_target):
+def _finish(algorithm, setup, iterates, trace_values, releases, record_trajectory, plan, counts: _Counts, direction,
+            clip_target):
     tau = _output_index(setup)
     dtype = object if setup.use_mp else np.float64
-    ledger = Ledger(algorithm, setup.steps, plan, tuple(clip_counts), tuple(batch_sizes), loss_evaluations,
-                    gradient_evaluations, direction, clip_target, setup.batching, setup.seed)
     return DPResult(
         output=iterates[tau].copy(),
         output_index=tau,
@@ -567,7 +694,8 @@ def _finish(algorithm, setup, iterates, trace_values, releases, record_trajector
         trajectory=np.array(iterates, dtype=dtype) if record_trajectory else None,
         trace=None if trace_values is None else np.array(trace_values, dtype=dtype),
         releases=np.array(releases, dtype=dtype),
-        ledger=ledger,
+        ledger=_ledger(algorithm, setup, plan, direction, clip_target),
+        diagnostics=counts.diagnostics(),
     )
 
 
@@ -613,8 +741,11 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
         steps: T. step_size: α. perturbation: λ (the ZO smoothing scale; not the privacy ε).
         clip_threshold: C for the normalized scalar (C' on f+ − f− when clip_target="raw_difference").
         epsilon, delta: (ε, δ) target for the privacy plan (None when noise="none").
-        seed: public seed (directions, τ). noise_seed: secret seed (noise, batch sampling); default ``seed``
-            — publish directions or ``seed`` only when the noise seed is separate.
+        seed: public seed (directions, τ), an int in [0, 2^128); it may be published.
+        noise_seed: the secret seed (noise, batch sampling): None (default) draws fresh operating-system
+            entropy; an int in [0, 2^128) different from ``seed``, or a ``reference.secrets.SecretSeed``, is a
+            user secret (the ledger records that the guarantee rests on it staying secret). A non-private run
+            (noise="none") without noise_seed draws its batches from ``seed`` (module doc).
         direction: "sphere" (theory) or "gaussian" (experiments).
         clip_target: "normalized" (DPZero) or "raw_difference" (clip f+ − f− at C'; ŝ is then divided by
             2λ, noise included, which equals "normalized" with C = C'/(2λ) — E18, T36).
@@ -626,7 +757,8 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
     Paper lines (Algorithm 2 as printed; the listing numbers the output line "5:" again, erratum E2 —
     we call it 6), step t:
         2: u_t ~ Unif(√d S^{d−1})                                   direction_for_step(seed, t)
-        3–4: for i: f(x_t+λu_t; ξ_i) − f(x_t−λu_t; ξ_i), /(2λ)      per_sample_finite_differences
+        3–4: for i: f(x_t+λu_t; ξ_i) − f(x_t−λu_t; ξ_i), /(2λ)      as per_sample_finite_differences; a
+                                                                    non-finite a_i -> 0 or ±C (module doc)
         5: z_t ~ N(0, σ²) (σ a standard deviation, E1);
            x_{t+1} = x_t − α((1/n) Σ_i clip_C(a_i) + z_t) u_t      clipped_mean, gaussian_mechanism on
                                                                     the secret stream; u_t regenerated
@@ -641,17 +773,22 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
     x = setup.x0
     iterates = [x]
     trace_values = None if trace is None else [_trace_value(trace, x, setup.use_mp)]
-    releases, clip_counts, batch_sizes = [], [], []
-    loss_evaluations = 0
+    releases, counts = [], _Counts()
     for t, batch_index in enumerate(_batches(setup, sampling_rng)):
         u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic)            # line 2
-        a = per_sample_finite_differences(loss, x, setup.data[batch_index], u, lam) if len(batch_index) else \
+        a = per_sample_finite_differences(loss, x, setup.data[batch_index], u, lam, nonfinite="return") if len(batch_index) else \
             np.zeros(0, dtype=object if setup.use_mp else np.float64)                                 # lines 3-4
-        loss_evaluations += 2 * len(batch_index)
+        counts.loss_evaluations += 2 * len(batch_index)
         if clip_target == "raw_difference":
-            a = np.array([2 * lam * a_i for a_i in a], dtype=a.dtype)  # f+ − f−
-        clip_counts.append(sum(1 for a_i in a if abs(a_i) > setup.clip))
-        batch_sizes.append(len(batch_index))
+            with np.errstate(over="ignore"):  # an overflow to ±inf is replaced just below
+                a = np.array([2 * lam * a_i for a_i in a], dtype=a.dtype)  # f+ − f−
+        replaced = 0
+        for i, a_i in enumerate(a):  # non-finite a_i: NaN -> 0, ±inf -> ±C, before clipping (module doc)
+            a[i], bad = _replace_scalar(a_i, setup.clip, setup.use_mp, i)
+            replaced += bad
+        counts.nonfinite_counts.append(replaced)
+        counts.clip_counts.append(sum(1 for a_i in a if abs(a_i) > setup.clip))
+        counts.batch_sizes.append(len(batch_index))
         m = clipped_mean(a, setup.clip, normalizer=normalizer) if setup.batching != "full" else \
             clipped_mean(a, setup.clip)                                                               # line 5: mean
         s_hat = gaussian_mechanism(m, plan.noise_std, noise_rng) if private else m                   # line 5: + z_t
@@ -664,8 +801,8 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
         if trace is not None:
             trace_values.append(_trace_value(trace, x, setup.use_mp))
     name = "dpzero" if private else "mezo"
-    return _finish(name, setup, iterates, trace_values, releases, record_trajectory, plan, clip_counts,
-                   batch_sizes, loss_evaluations, 0, direction, clip_target)                        # line 6
+    return _finish(name, setup, iterates, trace_values, releases, record_trajectory, plan, counts, direction,
+                   clip_target)                                                                      # line 6
 
 
 def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold=math.inf, direction="gaussian",
@@ -693,7 +830,7 @@ def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_th
 
     Arguments as ``dpzero`` (no clip_target). Paper lines (Algorithm 1 as printed; output line "5:" = 6):
         2: u_t ~ Unif(√d S^{d−1}), ONE direction shared by all samples
-        3–4: g_i = ((f(x_t+λu_t; ξ_i) − f(x_t−λu_t; ξ_i))/(2λ))·u_t
+        3–4: g_i = ((f(x_t+λu_t; ξ_i) − f(x_t−λu_t; ξ_i))/(2λ))·u_t   (a non-finite g_i -> 0, module doc)
         5: z_t ~ N(0, σ² I_d) (d-dimensional, secret stream);
            x_{t+1} = x_t − α((1/n) Σ_i clip_C(g_i) + z_t)      vector clipping (‖g_i‖ = |a_i|·‖u_t‖)
         6 ("5:"): output x_τ
@@ -708,15 +845,20 @@ def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_th
     x = setup.x0
     iterates = [x]
     trace_values = None if trace is None else [_trace_value(trace, x, setup.use_mp)]
-    releases, clip_counts, batch_sizes = [], [], []
-    loss_evaluations = 0
+    releases, counts = [], _Counts()
     for t, batch_index in enumerate(_batches(setup, sampling_rng)):
         u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic)            # line 2
-        a = per_sample_finite_differences(loss, x, setup.data[batch_index], u, lam) if len(batch_index) else []
-        loss_evaluations += 2 * len(batch_index)
-        g = np.array([a_i * u for a_i in a], dtype=u.dtype).reshape(len(batch_index), setup.d)     # lines 3-4
-        clip_counts.append(sum(1 for g_i in g if _norm_exceeds(g_i, setup.clip)))
-        batch_sizes.append(len(batch_index))
+        a = per_sample_finite_differences(loss, x, setup.data[batch_index], u, lam, nonfinite="return") if len(batch_index) else []
+        counts.loss_evaluations += 2 * len(batch_index)
+        with np.errstate(invalid="ignore", over="ignore"):  # a non-finite a_i: replaced just below
+            g = np.array([a_i * u for a_i in a], dtype=u.dtype).reshape(len(batch_index), setup.d)  # lines 3-4
+        replaced = 0
+        for i in range(len(g)):  # a g_i with a non-finite entry -> 0 (module doc)
+            g[i], bad = _replace_vector(g[i], setup.use_mp)
+            replaced += bad
+        counts.nonfinite_counts.append(replaced)
+        counts.clip_counts.append(sum(1 for g_i in g if _norm_exceeds(g_i, setup.clip)))
+        counts.batch_sizes.append(len(batch_index))
         g_bar = clipped_mean(g, setup.clip, normalizer=normalizer) if setup.batching != "full" else \
             clipped_mean(g, setup.clip)                                                               # line 5: mean
         released = gaussian_mechanism(g_bar, plan.noise_std, noise_rng) if private else g_bar        # line 5: + z_t
@@ -726,8 +868,8 @@ def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_th
         if trace is not None:
             trace_values.append(_trace_value(trace, x, setup.use_mp))
     name = "dpgd_zeroth_order" if private else "zo_gd"
-    return _finish(name, setup, iterates, trace_values, releases, record_trajectory, plan, clip_counts,
-                   batch_sizes, loss_evaluations, 0, direction, "normalized")                       # line 6
+    return _finish(name, setup, iterates, trace_values, releases, record_trajectory, plan, counts, direction,
+                   "normalized")                                                                    # line 6
 
 
 def _norm_exceeds(vector, clip):
@@ -750,7 +892,8 @@ def dpgd(gradient, data, x0, *, steps, step_size, clip_threshold, epsilon=None, 
     gradient: per-sample gradient ∇f(x; ξ), called as ``gradient(point, row)`` -> (d,).
     x_{t+1} = x_t − α((1/n) Σ_i clip_C(∇f(x_t; ξ_i)) + z_t), z_t ~ N(0, σ² I_d), σ from the same plan as
     Alg 1 (Δ = 2C/n, Lemma 2.2 by default). Output x_τ (the paper leaves it unspecified; the same rule as
-    Alg 1/2 for comparability). Draws: noise and sampling as Alg 1, τ as Alg 1; no directions.
+    Alg 1/2 for comparability). Draws: noise and sampling as Alg 1, τ as Alg 1; no directions. A per-sample
+    gradient with a non-finite entry is replaced by the zero vector (module doc).
     """
     if not callable(gradient):
         raise TypeError(f"gradient must be callable as gradient(x, row), got {type(gradient).__name__}")
@@ -766,16 +909,19 @@ def dpgd(gradient, data, x0, *, steps, step_size, clip_threshold, epsilon=None, 
     x = setup.x0
     iterates = [x]
     trace_values = None if trace is None else [_trace_value(trace, x, setup.use_mp)]
-    releases, clip_counts, batch_sizes = [], [], []
-    gradient_evaluations = 0
+    releases, counts = [], _Counts()
     for batch_index in _batches(setup, sampling_rng):
         g = np.empty((len(batch_index), setup.d), dtype=dtype)
+        replaced = 0
         for row, i in enumerate(batch_index):  # per-sample gradients, one at a time
-            g_i = check_array(f"gradient at sample i={i}", gradient(x, setup.data[i]), shape=(setup.d,))
-            g[row] = to_mp(g_i) if setup.use_mp else g_i
-        gradient_evaluations += len(batch_index)
-        clip_counts.append(sum(1 for g_i in g if _norm_exceeds(g_i, setup.clip)))
-        batch_sizes.append(len(batch_index))
+            g_i = check_array(f"gradient at sample i={i}", gradient(x, setup.data[i]), shape=(setup.d,),
+                              finite=False)
+            g[row], bad = _replace_vector(to_mp(g_i) if setup.use_mp else g_i, setup.use_mp)  # non-finite -> 0
+            replaced += bad
+        counts.gradient_evaluations += len(batch_index)
+        counts.nonfinite_counts.append(replaced)
+        counts.clip_counts.append(sum(1 for g_i in g if _norm_exceeds(g_i, setup.clip)))
+        counts.batch_sizes.append(len(batch_index))
         g_bar = clipped_mean(g, setup.clip, normalizer=normalizer) if setup.batching != "full" else \
             clipped_mean(g, setup.clip)
         released = gaussian_mechanism(g_bar, plan.noise_std, noise_rng) if private else g_bar
@@ -785,5 +931,5 @@ def dpgd(gradient, data, x0, *, steps, step_size, clip_threshold, epsilon=None, 
         if trace is not None:
             trace_values.append(_trace_value(trace, x, setup.use_mp))
     name = "dpgd" if private else "gd"
-    return _finish(name, setup, iterates, trace_values, releases, record_trajectory, plan, clip_counts,
-                   batch_sizes, 0, gradient_evaluations, "none", "normalized")
+    return _finish(name, setup, iterates, trace_values, releases, record_trajectory, plan, counts, "none",
+                   "normalized")

@@ -24,27 +24,37 @@ the dataclasses and the constants are the reference's own objects, re-exported. 
   replicates of the block and shorter batches are padded with row 0, whose values are ignored (never
   checked, never summed). Points are fresh arrays, rows read-only views. ``trace`` is called on x_t
   of shape (d,) in a single run (as the reference) and on (R_b, d) with R replicates, returning (R_b,).
-* **Vectorized over replicates.** ``seed`` may be a 1-D integer array of length R, ``noise_seed`` then
-  None (= seed elementwise) or an array of the same length; an int ``seed`` with an array
-  ``noise_seed`` runs R replicates on the same public directions (the audit setting: public randomness
-  shared, secret noise fresh). Replicate r equals the single run with seed=seed[r],
-  noise_seed=noise_seed[r]. Every array field of ``DPResult`` gains a leading axis R: output (R, d),
-  output_index (R,), final_iterate (R, d), trajectory (R, T+1, d), trace (R, T+1), releases (R, T) or
-  (R, T, d); the ledger is a ``ReplicatedLedger`` whose clip_counts and batch_sizes are (R, T) int
-  arrays, loss/gradient evaluations and seed (R,) arrays. ``select_replicate(result, r)`` returns the
-  single-run ``DPResult`` of replicate r. An int noise_seed with an array seed is an error (every
-  replicate would share its secret noise).
+* **Vectorized over replicates.** ``seed`` may be a 1-D sequence of R public seeds (ints in [0, 2^128):
+  a list or tuple of Python ints, an integer array, or an object array of ints — 128-bit seeds such as
+  ``reference.secrets.replicate_seeds`` gives do not fit int64). ``noise_seed`` is then None (fresh
+  operating-system entropy, spawned into R secret seeds), one int or ``SecretSeed`` (spawned into R with
+  ``SecretSeed.spawn``; R = 1 uses it as it is), or a sequence of R ints / ``SecretSeed``s (pairwise
+  distinct); an int ``seed`` with a sequence ``noise_seed`` runs R replicates on the same public directions
+  (the audit setting: public randomness shared, secret noise fresh). Every secret seed must differ from
+  every public seed of the call (``reference.secrets.secret_seeds``; ValueError naming noise_seed).
+  Replicate r equals the reference's single run with seed=seed[r] and noise_seed=the r-th secret seed.
+  Every array field of ``DPResult`` gains a leading axis R: output (R, d), output_index (R,),
+  final_iterate (R, d), trajectory (R, T+1, d), trace (R, T+1), releases (R, T) or (R, T, d). The ledger
+  is a ``ReplicatedLedger`` whose seed is the tuple of the R public seeds; secret_seed_source and
+  guarantee_condition describe the call ("user" if any secret seed was user-supplied; the condition of the
+  seed they were spawned from, or the distinct conditions of the given ones). The diagnostics are
+  ``ReplicatedDiagnostics``: clip_counts, batch_sizes and nonfinite_counts (R, T) int arrays, evaluation
+  counts (R,). ``select_replicate(result, r)`` returns the single-run ``DPResult`` of replicate r
+  (``ledger.replicate(r)``, ``diagnostics.replicate(r)``).
 * Replicates run in blocks of R_b (all of them when they fit) so that per-block arrays — Poisson masks
   (R_b, T, n), per-replicate directions (R_b, T, d), the loss grid and its temporaries — stay within
   about ``_BLOCK_BYTES`` = 200 MB; blocking changes no draw and no arithmetic.
 * Everything is float64: an mpmath x0 or data are rounded to float64 first.
-* Errors: the reference's checks in its order and words (a non-finite loss value names the sample and the
-  point, a non-finite iterate is refused before the loss is evaluated there); with R replicates the
-  message also names the replicate. A loss or gradient returning the wrong shape is refused with the
-  shapes of the call.
+* Non-finite per-record values: the reference's replacement exactly (NaN -> 0, ±inf -> ±C for a scalar
+  a_i; a g_i or gradient with a non-finite entry -> 0; counted in ``diagnostics.nonfinite_counts``), so a
+  run with a NaN record equals the reference run bit for bit (module docstring of the reference).
+* Errors: the reference's checks in its order and words (a non-finite iterate is refused before the loss
+  is evaluated there; an infinite a_i with C = ∞ names the sample); with R replicates the message also
+  names the replicate. A loss or gradient returning the wrong shape is refused with the shapes of the call.
 
-Randomness: the reference's schedule exactly (module docstring there). Each generator
-``Streams(s).generator(*key)`` is rebuilt bit for bit without its Python overhead: the SeedSequence
+Randomness: the reference's schedule exactly (module docstring there; the secret seed is fresh
+operating-system entropy by default, ``reference.secrets``). Each generator ``Streams(s).generator(*key)``,
+s a public seed or a secret seed's entropy, is rebuilt bit for bit without its Python overhead: the SeedSequence
 mixing of all (seed, key) pairs of a call is done in one vectorized pass over uint32 words (NumPy's
 published algorithm, checked against ``np.random.SeedSequence`` on the first pair of every call, with
 a fallback to ``Streams`` if they ever differ), and the resulting state words seed ``PCG64`` through
@@ -62,6 +72,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 
 import numpy as np
 from numpy.random.bit_generator import ISeedSequence
@@ -75,12 +86,14 @@ from ..algorithms.dpzero import (
     NOISES,
     DPResult,
     Ledger,
+    NonPrivateDiagnostics,
     PrivacyPlan,
     ReproductionModeWarning,
     _check_batch_size,
     _check_common,
     _check_sampling_probability,
     _plan_for,
+    _secret_for,
     _trace_value,
     direction_for_step,
     poisson_rate,
@@ -89,7 +102,8 @@ from ..algorithms.dpzero import (
 )
 from ..estimators import _check_loss
 from ..precision import to_float
-from ..rng import Streams, encode_key
+from ..rng import SEED_BOUND, Streams, encode_key
+from ..secrets import secret_seed, secret_seeds
 from ..validation import check_array, check_int, check_real
 from .mechanisms import clip_vector
 
@@ -103,6 +117,8 @@ __all__ = [
     "PrivacyPlan",
     "Ledger",
     "ReplicatedLedger",
+    "NonPrivateDiagnostics",
+    "ReplicatedDiagnostics",
     "DPResult",
     "privacy_plan",
     "direction_for_step",
@@ -123,10 +139,27 @@ _BLOCK_BYTES = 200 * 2**20
 # Results of R replicates
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+@dataclasses.dataclass(frozen=True)
 class ReplicatedLedger(Ledger):
-    """The ``Ledger`` of R replicates: clip_counts and batch_sizes are (R, T) int arrays,
-    loss_evaluations, gradient_evaluations and seed (R,) arrays; plan, switches and steps are shared."""
+    """The ``Ledger`` of R replicates (all public): seed is the tuple of the R public seeds (Python ints, up to
+    2^128); plan, switches, steps, secret_seed_source and guarantee_condition are those of the call."""
+
+    @property
+    def replicates(self) -> int:
+        return len(self.seed)
+
+    def replicate(self, r: int) -> Ledger:
+        """The single-run ``Ledger`` of replicate r."""
+        r = check_int("r", r, minimum=0, maximum=self.replicates - 1)
+        return Ledger(self.algorithm, self.steps, self.plan, self.direction, self.clip_target, self.batching,
+                      int(self.seed[r]), self.secret_seed_source, self.guarantee_condition)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class ReplicatedDiagnostics(NonPrivateDiagnostics):
+    """The ``NonPrivateDiagnostics`` of R replicates — NOT covered by the privacy plan, never to be published:
+    clip_counts, batch_sizes and nonfinite_counts are (R, T) int arrays, loss_evaluations and
+    gradient_evaluations (R,) int arrays."""
 
     __eq__ = object.__eq__  # array fields: identity, not an ambiguous elementwise comparison
     __hash__ = object.__hash__
@@ -137,23 +170,23 @@ class ReplicatedLedger(Ledger):
 
     @property
     def clip_fraction(self) -> np.ndarray:
-        """Clipped samples / samples seen over the whole run, one value per replicate (R,)."""
+        """Clipped records / records seen over the whole run, one value per replicate (R,)."""
         seen = self.batch_sizes.sum(axis=1)
         return np.where(seen == 0, 0.0, self.clip_counts.sum(axis=1) / np.maximum(seen, 1))
 
-    def replicate(self, r: int) -> Ledger:
-        """The single-run ``Ledger`` of replicate r (what the reference returns for that seed)."""
+    def replicate(self, r: int) -> NonPrivateDiagnostics:
+        """The single-run ``NonPrivateDiagnostics`` of replicate r."""
         r = check_int("r", r, minimum=0, maximum=self.replicates - 1)
-        return Ledger(self.algorithm, self.steps, self.plan, tuple(int(c) for c in self.clip_counts[r]),
-                      tuple(int(b) for b in self.batch_sizes[r]), int(self.loss_evaluations[r]),
-                      int(self.gradient_evaluations[r]), self.direction, self.clip_target, self.batching,
-                      int(self.seed[r]))
+        return NonPrivateDiagnostics(tuple(int(c) for c in self.clip_counts[r]),
+                                     tuple(int(b) for b in self.batch_sizes[r]), int(self.loss_evaluations[r]),
+                                     int(self.gradient_evaluations[r]), tuple(int(c) for c in self.nonfinite_counts[r]))
 
 
 def select_replicate(result: DPResult, r: int) -> DPResult:
-    """The single-run ``DPResult`` of replicate r of a replicated run (arrays copied)."""
+    """The single-run ``DPResult`` of replicate r of a replicated run (arrays copied; ledger and diagnostics of
+    replicate r)."""
     if not isinstance(result, DPResult) or not isinstance(result.ledger, ReplicatedLedger):
-        raise TypeError("result must be a DPResult of a replicated run (seed or noise_seed an array)")
+        raise TypeError("result must be a DPResult of a replicated run (seed or noise_seed a sequence)")
     ledger = result.ledger.replicate(r)
     return DPResult(
         output=result.output[r].copy(),
@@ -163,6 +196,7 @@ def select_replicate(result: DPResult, r: int) -> DPResult:
         trace=None if result.trace is None else result.trace[r].copy(),
         releases=result.releases[r].copy(),
         ledger=ledger,
+        diagnostics=result.diagnostics.replicate(r),
     )
 
 
@@ -181,15 +215,6 @@ _MASK32 = 0xFFFFFFFF
 _POOL = 4
 
 
-def _uint32_words(value: int) -> list[int]:
-    """NumPy's split of a non-negative int into little-endian uint32 words (0 -> [0])."""
-    words = [] if value else [0]
-    while value:
-        words.append(value & _MASK32)
-        value >>= 32
-    return words
-
-
 class _PresetSeedSequence(ISeedSequence):
     """The state words a SeedSequence would generate, computed beforehand (NumPy's ISeedSequence
     interface: PCG64 asks for generate_state(4, uint64) once, in its constructor)."""
@@ -205,16 +230,17 @@ class _PresetSeedSequence(ISeedSequence):
         return self._words
 
 
-def _state_words(seeds: np.ndarray, key: tuple, index: np.ndarray | None) -> np.ndarray:
+def _state_words(seeds: list, key: tuple, index: np.ndarray | None) -> np.ndarray:
     """(M, 4) uint64: SeedSequence(seeds[k], spawn_key=encode_key(key + (index[k],))).generate_state(4, uint64).
 
-    seeds: (M,) uint64; index: (M,) integers < 2**32 or None.
+    seeds: M ints in [0, 2^128) (four uint32 words each: NumPy pads the seed to its pool size 4 when a key is
+    present); index: (M,) integers < 2**32 or None. ``encode_key`` gives words < 2^32, one uint32 each.
     """
-    m = seeds.shape[0]
-    const = [np.full(m, w, dtype=np.uint32) for part in encode_key(key) for w in _uint32_words(part)]
-    entropy = [(seeds & np.uint64(_MASK32)).astype(np.uint32), (seeds >> np.uint64(32)).astype(np.uint32),
-               np.zeros(m, np.uint32), np.zeros(m, np.uint32), *const]
-    if index is not None:  # encode_key gives (0, t) for an int part
+    m = len(seeds)
+    const = [np.full(m, w, dtype=np.uint32) for w in encode_key(key)]
+    entropy = [np.array([(int(s) >> (32 * j)) & _MASK32 for s in seeds], dtype=np.uint32) for j in range(_POOL)]
+    entropy += const
+    if index is not None:  # encode_key gives (0, t) for an int part t < 2^32
         entropy += [np.zeros(m, np.uint32), index.astype(np.uint32)]
     hash_const = _INIT_A
 
@@ -250,13 +276,13 @@ def _state_words(seeds: np.ndarray, key: tuple, index: np.ndarray | None) -> np.
 def _generator_factory(seeds, key: tuple, index=None):
     """A function k -> Streams(seeds[k]).generator(*key[, index[k]]), bitwise, for k in range(len(seeds)).
 
-    seeds: a sequence of non-negative ints (Python ints may exceed 2**64: those go through Streams).
+    seeds: a sequence of ints in [0, 2^128) (Python ints).
     """
     seeds = list(seeds)
     index = None if index is None else np.asarray(index, dtype=np.int64)
-    fast = all(s < 2**64 for s in seeds) and (index is None or index.size == 0 or int(index.max()) < 2**32)
+    fast = all(0 <= s < SEED_BOUND for s in seeds) and (index is None or index.size == 0 or int(index.max()) < 2**32)
     if fast and seeds:
-        words = _state_words(np.array(seeds, dtype=np.uint64), key, index)
+        words = _state_words(seeds, key, index)
         full_key = key if index is None else key + (int(index[0]),)
         expected = np.random.SeedSequence(int(seeds[0]), spawn_key=encode_key(full_key)).generate_state(4, np.uint64)
         fast = bool(np.array_equal(words[0], expected))  # NumPy changed its seeding: fall back, stay exact
@@ -290,44 +316,77 @@ def _is_seed_array(value) -> bool:
     return isinstance(value, (np.ndarray, list, tuple)) and np.ndim(value) >= 1
 
 
-def _seed_array(name: str, value) -> np.ndarray:
-    arr = np.asarray(value)
+def _seed_array(name: str, value) -> list[int]:
+    """A 1-D sequence of public seeds -> Python ints in [0, 2^128) (an integer array, a list or tuple of ints, or
+    an object array of ints: 128-bit seeds do not fit int64)."""
+    arr = value if isinstance(value, np.ndarray) else np.asarray(value)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be an integer or a 1-D array of integers (one per replicate), "
                          f"got shape {arr.shape}")
     if arr.size == 0:
         raise ValueError(f"{name} must hold at least one seed (R >= 1 replicates), got an empty array")
-    if arr.dtype.kind not in "iu":
+    if arr.dtype.kind == "O":
+        bad = [v for v in arr if isinstance(v, bool) or not isinstance(v, (numbers.Integral, np.integer))]
+        if bad:
+            raise TypeError(f"{name} must be an integer or a 1-D array of integers (one per replicate), "
+                            f"got an entry of type {type(bad[0]).__name__}")
+    elif arr.dtype.kind not in "iu":
         raise TypeError(f"{name} must be an integer or a 1-D array of integers (one per replicate), "
                         f"got dtype {arr.dtype}")
-    if arr.dtype.kind == "i" and int(arr.min()) < 0:
-        raise ValueError(f"{name} must be >= 0, got {int(arr.min())}")
-    return arr.astype(np.uint64)
+    seeds = [int(v) for v in arr]
+    if min(seeds) < 0:
+        raise ValueError(f"{name} must be >= 0, got {min(seeds)}")
+    if max(seeds) >= SEED_BOUND:
+        raise ValueError(f"{name} must be < 2**128 (the range on which Streams is injective), got {max(seeds)}")
+    return seeds
 
 
-def _check_seeds(seed, noise_seed):
-    """(seeds, noise_seeds, replicated): lists of ints of length R (R = 1 for a single run)."""
+def _secret_count(noise_seed) -> int:
+    """The number of secret seeds in a sequence noise_seed (a 1-D array, list or tuple)."""
+    if isinstance(noise_seed, np.ndarray) and noise_seed.ndim != 1:
+        raise ValueError(f"noise_seed must be a 1-D sequence of secret seeds (one per replicate), "
+                         f"got shape {noise_seed.shape}")
+    count = len(noise_seed)
+    if count == 0:
+        raise ValueError("noise_seed must hold at least one secret seed (R >= 1 replicates), got an empty sequence")
+    return count
+
+
+def _describe_secrets(secrets, root_condition):
+    """(secret_seed_source, guarantee_condition) of the call: "user" if any secret seed was user-supplied; the
+    condition of the seed they were spawned from (``root_condition``), else the distinct conditions in order."""
+    if all(s is None for s in secrets):
+        return None, None
+    source = "user" if any(s.user_supplied for s in secrets) else "os_entropy"
+    if root_condition is not None:
+        return source, root_condition
+    conditions = list(dict.fromkeys(s.guarantee_condition for s in secrets))
+    return source, "; ".join(conditions)
+
+
+def _check_seeds(seed, noise_seed, private):
+    """(public seeds, secret seeds, replicated, (source, condition)): lists of length R (R = 1 for a single run);
+    a secret seed is a ``SecretSeed``, or None for a non-private run without noise_seed."""
     if not _is_seed_array(seed):
-        seed = check_int("seed", seed, minimum=0)
-        if noise_seed is None:
-            return [seed], [seed], False
+        seed = check_int("seed", seed, minimum=0, maximum=SEED_BOUND - 1)
         if not _is_seed_array(noise_seed):
-            return [seed], [check_int("noise_seed", noise_seed, minimum=0)], False
-        noise = _seed_array("noise_seed", noise_seed)
-        return [seed] * noise.shape[0], [int(s) for s in noise], True
+            secret = _secret_for(noise_seed, (seed,), private)
+            return [seed], [secret], False, _describe_secrets([secret], None)
+        count = _secret_count(noise_seed)
+        secrets = list(secret_seeds(noise_seed, count, public_seeds=(seed,), name="noise_seed"))
+        return [seed] * count, secrets, True, _describe_secrets(secrets, None)
     seeds = _seed_array("seed", seed)
-    if noise_seed is None:
-        noise = seeds
-    elif not _is_seed_array(noise_seed):
-        raise ValueError(
-            f"noise_seed must be None or a 1-D array of length R = {seeds.shape[0]} when seed is an array "
-            "(an int noise_seed would give every replicate the same secret noise)"
-        )
-    else:
-        noise = _seed_array("noise_seed", noise_seed)
-        if noise.shape[0] != seeds.shape[0]:
-            raise ValueError(f"noise_seed must have the length of seed (R = {seeds.shape[0]}), got {noise.shape[0]}")
-    return [int(s) for s in seeds], [int(s) for s in noise], True
+    count = len(seeds)
+    if _is_seed_array(noise_seed):
+        if _secret_count(noise_seed) != count:
+            raise ValueError(f"noise_seed must have the length of seed (R = {count}), got {len(noise_seed)}")
+        secrets = list(secret_seeds(noise_seed, count, public_seeds=seeds, name="noise_seed"))
+        return seeds, secrets, True, _describe_secrets(secrets, None)
+    if noise_seed is None and not private:
+        return seeds, [None] * count, True, (None, None)
+    root = secret_seed(noise_seed, public_seeds=seeds, name="noise_seed")  # the checks, and its condition
+    secrets = list(secret_seeds(root, count, public_seeds=seeds, name="noise_seed"))
+    return seeds, secrets, True, _describe_secrets(secrets, root.guarantee_condition)
 
 
 def _float64(arr: np.ndarray) -> np.ndarray:
@@ -355,13 +414,20 @@ class _Setup:
     batch_size: int | None
     sampling_probability: float | None
     normalizer: float
-    seeds: list
-    noise_seeds: list
+    seeds: list  # public seeds, Python ints
+    secrets: list  # SecretSeed per replicate (None: a non-private run without noise_seed)
     replicated: bool
+    secret_source: str | None  # of the call (ledger)
+    secret_condition: str | None
 
     @property
     def replicates(self) -> int:
         return len(self.seeds)
+
+    @property
+    def secret_entropies(self) -> list:
+        """The seeds of the secret keys: each secret seed's entropy, or the public seed when there is none."""
+        return [s if secret is None else secret.entropy for s, secret in zip(self.seeds, self.secrets)]
 
     @property
     def shared_seed(self) -> bool:
@@ -383,14 +449,14 @@ def _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, see
     if private and math.isinf(float(clip)):
         raise ValueError("clip_threshold must be finite for a private run "
                          "(an unclipped mean has unbounded sensitivity)")
-    seeds, noise_seeds, replicated = _check_seeds(seed, noise_seed)
+    seeds, secrets, replicated, (source, condition) = _check_seeds(seed, noise_seed, private)
     n = data.shape[0]
     batch_size = _check_batch_size(batching, batch_size, n)
     sampling_probability = _check_sampling_probability(batching, sampling_probability)
     normalizer = float(n if batching == "full" else batch_size)
     x0 = _float64(x0).copy()
     return _Setup(_read_only(_float64(data)), x0, n, x0.shape[0], steps, step_size, clip, batching, batch_size,
-                  sampling_probability, normalizer, seeds, noise_seeds, replicated)
+                  sampling_probability, normalizer, seeds, secrets, replicated, source, condition)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -407,7 +473,8 @@ def _output_indices(setup: _Setup) -> np.ndarray:
 
 def _noise(setup: _Setup, block: range, width: int | None) -> np.ndarray:
     """(R_b, T) or (R_b, T, d): each replicate's whole noise sequence in one standard_normal call."""
-    generator = _generator_factory([setup.noise_seeds[r] for r in block], (KEY, "noise"))
+    entropies = setup.secret_entropies
+    generator = _generator_factory([entropies[r] for r in block], (KEY, "noise"))
     shape = (setup.steps,) if width is None else (setup.steps, width)
     out = np.empty((len(block), *shape))
     for k in range(len(block)):
@@ -424,7 +491,8 @@ class _Batches:
         n, steps = setup.n, setup.steps
         if setup.batching == "full":
             return
-        generator = _generator_factory([setup.noise_seeds[r] for r in block], (KEY, "sampling"))
+        entropies = setup.secret_entropies
+        generator = _generator_factory([entropies[r] for r in block], (KEY, "sampling"))
         if setup.batching == "poisson":
             q = poisson_rate(setup)
             self.masks = np.empty((steps, self.size, n), dtype=bool)  # step-major: masks[t] is contiguous
@@ -517,24 +585,41 @@ def _call(fn, name, points, rows, setup, expected):
     return values.astype(np.float64, copy=False).reshape(expected)
 
 
-def _finite_differences(loss, setup, x, u, lam, rows, valid, first):
-    """a_i = (f(x+λu; ξ_i) − f(x−λu; ξ_i))/(2λ): (R_b, m), zero where ``valid`` is False."""
+def _finite_differences(loss, setup, x, u, lam, rows, valid):
+    """a_i = (f(x+λu; ξ_i) − f(x−λu; ξ_i))/(2λ): (R_b, m), zero where ``valid`` is False. Non-finite loss values
+    give non-finite a_i, replaced by the caller (``_replace_scalars``)."""
     size, m = x.shape[0], rows.shape[-2]
     step = lam * u  # as the reference: step = h·u, then x ± step, out of place
     points = np.empty((2, size, setup.d))
     np.add(x, step, out=points[0])
     np.subtract(x, step, out=points[1])
     values = _call(loss, "loss", points[:, :, None, :], rows, setup, (2, size, m))
-    bad = ~np.isfinite(values)
-    if valid is not None:
-        bad &= valid
-    if np.any(bad):
-        r, i, s = (int(v) for v in np.argwhere(bad.transpose(1, 2, 0))[0])  # the reference's order: i, then +/−
-        where = "x + perturbation·u" if s == 0 else "x − perturbation·u"
-        raise ValueError(f"loss returned a non-finite value ({float(values[s, r, i])}) at sample i={i} (0-based)"
-                         f"{_describe(setup, first + r)}, point {where}")
-    a = (values[0] - values[1]) / (2 * lam)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf − inf, overflow: replaced by the caller
+        a = (values[0] - values[1]) / (2 * lam)
     return a if valid is None else np.where(valid, a, 0.0)
+
+
+def _replace_scalars(a, clip, setup, first):
+    """The reference's replacement of non-finite a_i before clipping: NaN -> 0, ±inf -> ±C; (a, bad (R_b, m))."""
+    bad = ~np.isfinite(a)
+    if not np.any(bad):
+        return a, bad
+    infinite = np.isinf(a)
+    if math.isinf(clip) and np.any(infinite):
+        r, i = (int(v) for v in np.argwhere(infinite)[0])
+        where = _describe(setup, first + r)
+        raise ValueError(f"loss gave an infinite finite difference at sample i={i} (0-based){where}: clip_threshold "
+                         "is infinite, so nothing bounds it (a finite clip_threshold replaces it by ±C)")
+    replacement = np.where(np.isnan(a), 0.0, np.where(a > 0, clip, -clip))
+    return np.where(bad, replacement, a), bad
+
+
+def _replace_vectors(g):
+    """The reference's replacement of a per-record vector with a non-finite entry by 0; (g, bad (R_b, m))."""
+    bad = ~np.all(np.isfinite(g), axis=-1)
+    if not np.any(bad):
+        return g, bad
+    return np.where(bad[..., None], 0.0, g), bad
 
 
 def _sequential_sum(terms: np.ndarray) -> np.ndarray:
@@ -574,6 +659,7 @@ class _Outputs:
     releases: np.ndarray
     clip_counts: np.ndarray
     batch_sizes: np.ndarray
+    nonfinite_counts: np.ndarray
 
 
 def _run(setup, kind, fn, *, lam, direction, clip_target, private, plan, record_trajectory, trace):
@@ -590,6 +676,7 @@ def _run(setup, kind, fn, *, lam, direction, clip_target, private, plan, record_
         releases=np.empty((big_r, steps, d) if vector else (big_r, steps)),
         clip_counts=np.empty((big_r, steps), dtype=np.int64),
         batch_sizes=np.empty((big_r, steps), dtype=np.int64),
+        nonfinite_counts=np.empty((big_r, steps), dtype=np.int64),
     )
     shared = setup.shared_seed and kind != "dpgd"
     shared_u = _directions([setup.seeds[0]] * steps, np.arange(steps), d, direction) if shared else None
@@ -621,18 +708,20 @@ def _run(setup, kind, fn, *, lam, direction, clip_target, private, plan, record_
                 u = (shared_u[t][None, :] if shared else own_u[:, t])
             if m and np.any(sizes > 0):
                 if kind == "dpgd":
-                    values = _gradients(fn, setup, x, rows, valid, index, first)
+                    values = _gradients(fn, setup, x, rows, valid)
                 else:
                     _check_loss(fn)
                     _check_iterates(setup, x, sizes, first)
-                    values = _finite_differences(fn, setup, x, u, lam, rows, valid, first)
+                    values = _finite_differences(fn, setup, x, u, lam, rows, valid)
             else:
                 values = np.zeros((size, 0, d) if kind == "dpgd" else (size, 0))
                 valid = None
             if kind == "alg2":
                 a = values
                 if clip_target == "raw_difference":
-                    a = (2 * lam) * a  # f+ − f−
+                    with np.errstate(over="ignore"):  # an overflow to ±inf is replaced just below
+                        a = (2 * lam) * a  # f+ − f−
+                a, bad = _replace_scalars(a, clip, setup, first)
                 exceeded = np.abs(a) > clip
                 clipped = np.clip(a, -clip, clip)
                 mean = _sequential_sum(clipped) / setup.normalizer
@@ -642,7 +731,12 @@ def _run(setup, kind, fn, *, lam, direction, clip_target, private, plan, record_
                 out.releases[block.start:block.stop, t] = s_hat
                 x = x - (setup.step_size * s_hat)[:, None] * u
             else:
-                g = values if kind == "dpgd" else values[:, :, None] * u[:, None, :]
+                if kind == "dpgd":
+                    g = values
+                else:
+                    with np.errstate(invalid="ignore", over="ignore"):  # a non-finite a_i: replaced just below
+                        g = values[:, :, None] * u[:, None, :]
+                g, bad = _replace_vectors(g)
                 clipped = clip_vector(g, clip) if m else g
                 exceeded = np.any(clipped != g, axis=-1)
                 if valid is not None:
@@ -654,6 +748,7 @@ def _run(setup, kind, fn, *, lam, direction, clip_target, private, plan, record_
             if valid is not None:
                 exceeded &= valid
             out.clip_counts[block.start:block.stop, t] = np.count_nonzero(exceeded, axis=1)
+            out.nonfinite_counts[block.start:block.stop, t] = np.count_nonzero(bad, axis=1)
             out.batch_sizes[block.start:block.stop, t] = sizes
             if trace is not None:
                 out.trace[block.start:block.stop, t + 1] = _trace_block(trace, setup, x, first)
@@ -663,18 +758,11 @@ def _run(setup, kind, fn, *, lam, direction, clip_target, private, plan, record_
     return taus, out
 
 
-def _gradients(gradient, setup, x, rows, valid, index, first):
-    """∇f(x_t; ξ_i) for the batch rows: (R_b, m, d), zero where ``valid`` is False."""
+def _gradients(gradient, setup, x, rows, valid):
+    """∇f(x_t; ξ_i) for the batch rows: (R_b, m, d), zero where ``valid`` is False (non-finite rows are replaced
+    by the caller, ``_replace_vectors``)."""
     size, m = x.shape[0], rows.shape[-2]
     values = _call(gradient, "gradient", _read_only(x[:, None, :]), rows, setup, (size, m, setup.d))
-    bad = ~np.all(np.isfinite(values), axis=-1)
-    if valid is not None:
-        bad &= valid
-    if np.any(bad):
-        r, i = (int(v) for v in np.argwhere(bad)[0])
-        sample = i if index is None else int(index[r, i])  # the reference names the sample by its data index
-        where = f", replicate {first + r}" if setup.replicated else ""
-        raise ValueError(f"gradient at sample i={sample}{where} must contain only finite values")
     return values if valid is None else np.where(valid[:, :, None], values, 0.0)
 
 
@@ -683,14 +771,18 @@ def _finish(name, setup, taus, out, plan, loss_evaluations_per_sample, gradient_
     seen = out.batch_sizes.sum(axis=1)
     loss_evaluations = loss_evaluations_per_sample * seen
     gradient_evaluations = gradient_per_sample * seen
+    private = plan is not None
+    source = setup.secret_source if private else None
+    condition = setup.secret_condition if private else None
     if setup.replicated:
-        seeds = np.array(setup.seeds, dtype=np.uint64 if max(setup.seeds) >= 2**63 else np.int64)
-        ledger = ReplicatedLedger(name, setup.steps, plan, out.clip_counts, out.batch_sizes, loss_evaluations,
-                                  gradient_evaluations, direction, clip_target, setup.batching, seeds)
-        return DPResult(out.output, taus, out.final, out.trajectory, out.trace, out.releases, ledger)
-    ledger = Ledger(name, setup.steps, plan, tuple(int(c) for c in out.clip_counts[0]),
-                    tuple(int(b) for b in out.batch_sizes[0]), int(loss_evaluations[0]), int(gradient_evaluations[0]),
-                    direction, clip_target, setup.batching, setup.seeds[0])
+        ledger = ReplicatedLedger(name, setup.steps, plan, direction, clip_target, setup.batching,
+                                  tuple(int(s) for s in setup.seeds), source, condition)
+        diagnostics = ReplicatedDiagnostics(out.clip_counts, out.batch_sizes, loss_evaluations, gradient_evaluations,
+                                            out.nonfinite_counts)
+        return DPResult(out.output, taus, out.final, out.trajectory, out.trace, out.releases, ledger, diagnostics)
+    ledger = Ledger(name, setup.steps, plan, direction, clip_target, setup.batching, setup.seeds[0], source, condition)
+    diagnostics = ReplicatedDiagnostics(out.clip_counts, out.batch_sizes, loss_evaluations, gradient_evaluations,
+                                        out.nonfinite_counts).replicate(0)
     return DPResult(
         output=out.output[0],
         output_index=int(taus[0]),
@@ -699,6 +791,7 @@ def _finish(name, setup, taus, out, plan, loss_evaluations_per_sample, gradient_
         trace=None if out.trace is None else out.trace[0],
         releases=out.releases[0],
         ledger=ledger,
+        diagnostics=diagnostics,
     )
 
 
@@ -711,8 +804,9 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
            accountant=None, noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
     """dpzero Algorithm 2 (DPZero), vectorized over the batch and over replicates (module docstring).
 
-    Arguments and pseudocode as ``reference.algorithms.dpzero.dpzero``; ``loss`` is called once per step
-    as ``loss(points, rows)``; ``seed``/``noise_seed`` may be 1-D int arrays (R replicates).
+    Arguments and pseudocode as ``reference.algorithms.dpzero.dpzero`` (``noise_seed=None``: fresh secret
+    entropy); ``loss`` is called once per step as ``loss(points, rows)``; ``seed``/``noise_seed`` may be
+    sequences (R replicates, module docstring).
     """
     _check_common(direction, clip_target, noise, epsilon, delta)
     private = noise == "gaussian"

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..estimators import _check_batch, _check_loss, _check_point, _read_only, direction_scale
+from ..estimators import NONFINITE_MODES, _check_batch, _check_loss, _check_point, _read_only, direction_scale
 from ..precision import to_float
 from ..validation import check_array, check_real
 
@@ -72,8 +72,9 @@ def _positive(name: str, value) -> float:
     return float(check_real(name, value, positive=True))
 
 
-def _evaluate_losses(loss, points: np.ndarray, data: np.ndarray, expected: tuple, describe) -> np.ndarray:
-    """One vectorized call loss(points, data), checked to have shape ``expected`` and finite values."""
+def _evaluate_losses(loss, points: np.ndarray, data: np.ndarray, expected: tuple, describe,
+                     allow_nonfinite: bool = False) -> np.ndarray:
+    """One vectorized call loss(points, data), checked to have shape ``expected`` and (unless allowed) finite values."""
     values = np.asarray(loss(points, data))
     if values.dtype == object:
         values = to_float(values)
@@ -86,7 +87,7 @@ def _evaluate_losses(loss, points: np.ndarray, data: np.ndarray, expected: tuple
         raise TypeError(f"loss must return real numbers, got dtype {values.dtype}")
     values = values.astype(np.float64, copy=False)
     bad = ~np.isfinite(values)
-    if np.any(bad):
+    if np.any(bad) and not allow_nonfinite:
         index = tuple(int(k) for k in np.argwhere(bad)[0])
         raise ValueError(f"loss returned a non-finite value ({values[index]}) at {describe(index)}")
     return values
@@ -153,11 +154,14 @@ def finite_difference(loss, x, z, direction, perturbation):
     return float(fd) if not lead else fd
 
 
-def per_sample_finite_differences(loss, x, batch, direction, perturbation) -> np.ndarray:
+def per_sample_finite_differences(loss, x, batch, direction, perturbation, *, nonfinite: str = "raise") -> np.ndarray:
     """DPZero's a_i = (f(x+λu; ξ_i) − f(x−λu; ξ_i)) / (2λ) for a shared u, vectorized over the batch.
 
     dpzero Alg 2 ("for i = 1..n"). direction: shape (d,) -> result (b,); shape (..., d) -> (..., b).
+    nonfinite: "raise" or "return", as the reference's.
     """
+    if nonfinite not in NONFINITE_MODES:
+        raise ValueError(f"nonfinite must be one of {NONFINITE_MODES}, got {nonfinite!r}")
     _check_loss(loss)
     x = _float_array(_check_point("x", x))
     batch = _read_only(_float_array(_check_batch(batch)))
@@ -174,8 +178,9 @@ def per_sample_finite_differences(loss, x, batch, direction, perturbation) -> np
             text += f", direction {index[1:-1]}"
         return f"{text}, point {where}"
 
-    values = _evaluate_losses(loss, points, batch, (2, *lead, b), describe)
-    return (values[0] - values[1]) / (2 * h)
+    values = _evaluate_losses(loss, points, batch, (2, *lead, b), describe, nonfinite == "return")
+    with np.errstate(invalid="ignore", over="ignore"):  # inf − inf is NaN by design in "return" mode
+        return (values[0] - values[1]) / (2 * h)
 
 
 def two_point_estimate(loss, x, batch, directions, perturbation, direction_law: str = "unit_sphere") -> np.ndarray:
