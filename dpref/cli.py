@@ -7,7 +7,7 @@
     dpref account epsilon|sigma ...   privacy accounting (see dpref/account.py)
     dpref conform accountants ...     our accountant beside dp_accounting, Opacus, prv_accountant, autodp
     dpref audit list|run ...          empirical privacy audits (see dpref/audit.py)
-    dpref run ALGORITHM ...           run an algorithm on a built-in problem; trajectory and ledger out (dpref/run.py)
+    dpref run ALGORITHM ...           run an algorithm on a built-in problem; what it publishes out (reference/runner.py)
 
 Exit codes: 0 all verdicts pass/erratum-confirmed, 1 a claim failed or errored, 2 bad usage.
 """

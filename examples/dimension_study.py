@@ -1,5 +1,5 @@
 """DPZero paper, Figure 1 at CPU scale: how DPZero, DPGD-0th and DP-GD depend on the dimension d for the three
-effective-rank patterns of the synthetic quadratic (dpzero §6.1; spec dpzero.md §6.1, §6.3, E10, E11).
+effective-rank patterns of the synthetic quadratic (dpzero §6.1; errata E10, E11 in docs/papers/dpzero.md).
 
 Problem: ``reference.objectives.EffectiveRankQuadratic``, f(x; z) = ½(x − z)^T A (x − z), z ~ N(1, I_d), with
 A = I (identity, r = d), diag(1/√i) (sqrt, r ≈ 2√d) or diag(1/i) (harmonic, r = H_d ≈ ln d + 0.58);
@@ -7,7 +7,10 @@ n = 1000 training rows, 10 000 test rows from the same law, d ∈ {20, 50, 100, 
 Methods (the vectorized twin ``reference.fast.dpzero``): DPZero (Algorithm 2), DPGD-0th (Algorithm 1) and
 first-order DP-GD, full batch, ε = 2, δ = 1e-6 (Lemma 2.2, the paper's accountant), λ = 1e-4 for both
 zeroth-order methods, sphere directions, x_0 = 0 (E11), T = 150 iterations, R = 2 replicate runs per setting
-with common seeds.
+with common public seeds (``reference.secrets.replicate_seeds``: spawned, never seed + r). The noise comes
+from a secret seed drawn from fresh operating-system entropy for every run (the algorithms' default): the
+study is a simulation, but it follows the rule every private run must, so repeated runs of the study differ
+by their noise.
 
 Metric — what the figure shows: for every (pattern, d, method) the configuration of a small grid,
 step size α ∈ {0.1, 0.3, 1} × clip threshold C ∈ {0.3, 1, 3}, with the smallest TRAINING error
@@ -16,14 +19,18 @@ test data; we select on training data), and for it the figure plots the TEST gra
 E_τ‖∇F_test(x_τ)‖ = (1/T) Σ_{t<T} ‖A(x_t − z̄_test)‖ (mean over the replicates), the quantity of the paper's
 Figure 1 ("gradient norm on the test set"), with the released iterate τ ~ Unif{0..T−1} averaged out. The CSV
 holds both, the selected (α, C), the standard errors over replicates, the clip fraction and the noise σ.
+Selecting on training data, the training metric and the clip fraction are NOT private (computed on the
+training data outside the privacy plan): fine for a simulation on synthetic data, never for a real release.
 
 Runtime: about 3 minutes on 2 cores (two worker processes, ``--workers``; 172 s wall, 333 s CPU measured).
 ``--quick`` runs d ∈ {20, 100} only and writes ``*_quick.*`` files.
 
-    PYTHONPATH=. python examples/dimension_study.py [--quick] [--workers 2] [--out docs/img]
+    PYTHONPATH=. python examples/dimension_study.py [--quick] [--workers 2] [--out DIR]
 
 writes ``dpzero_dimension_study.png``, ``dpzero_dimension_study.csv`` (the selected configuration of every
-(pattern, d, method)) and ``dpzero_dimension_study_grid.csv`` (every configuration) into --out.
+(pattern, d, method)) and ``dpzero_dimension_study_grid.csv`` (every configuration) into DIR (default
+``./dimension_study_out`` under the current directory; the figure of the documentation is regenerated with
+``--out docs/img``).
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ import pandas as pd  # noqa: E402
 from reference.fast import dpzero as fast  # noqa: E402
 from reference.objectives import QUADRATIC_MODES, EffectiveRankQuadratic  # noqa: E402
 from reference.rng import Streams  # noqa: E402
+from reference.secrets import replicate_seeds  # noqa: E402
 
 DIMENSIONS = (20, 50, 100, 200, 500, 1000)
 QUICK_DIMENSIONS = (20, 100)
@@ -90,8 +98,9 @@ def _problem(mode: str, d: int):
 
 
 def _run(method: str, objective, loss, step_size: float, clip: float, seeds):
+    # noise_seed omitted: fresh secret entropy per call, spawned into one secret seed per replicate
     common = {"steps": STEPS, "step_size": step_size, "clip_threshold": clip, "epsilon": EPSILON, "delta": DELTA,
-              "seed": seeds, "noise_seed": seeds + 10_000, "record_trajectory": True}
+              "seed": seeds, "record_trajectory": True}
     x0 = np.zeros(objective.d)
     if method == "DPZero":
         return fast.dpzero(loss, objective.data, x0, perturbation=PERTURBATION, **common)
@@ -106,7 +115,7 @@ def study_cell(task):
     objective, test_mean = _problem(mode, d)
     loss = QuadraticLoss(objective)
     diagonal, train_mean = objective.hessian_diagonal, objective.minimizer()
-    seeds = np.arange(REPLICATES, dtype=np.int64) + SEED
+    seeds = replicate_seeds(SEED, REPLICATES)  # public replicate seeds, spawned from the study's seed
     rows = []
     start = time.process_time()
     for step_size, clip in itertools.product(STEP_SIZES, CLIPS):
@@ -133,7 +142,8 @@ def study_cell(task):
             "test_grad_norm": float(test.mean()) if finite else math.inf,
             "test_grad_norm_se": float(test.std(ddof=1) / math.sqrt(REPLICATES)) if finite else math.nan,
             "test_grad_sq": float(test_sq.mean()) if finite else math.inf,
-            "clip_fraction": float(np.mean(result.ledger.clip_fraction)), "diverged": not finite,
+            "clip_fraction": float(np.mean(result.diagnostics.clip_fraction)),  # NOT PRIVATE (simulation only)
+            "diverged": not finite,
         })
     for row in rows:
         row["cpu_seconds"] = (time.process_time() - start) / len(rows)
@@ -178,7 +188,8 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help=f"only d in {QUICK_DIMENSIONS}")
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
-    parser.add_argument("--out", default="docs/img", help="directory for the PNG and the CSV")
+    parser.add_argument("--out", default="dimension_study_out", metavar="DIR",
+                        help="directory for the PNG and the CSVs (default ./dimension_study_out; created if needed)")
     parser.add_argument("--no-progress", action="store_true")
     args = parser.parse_args(argv)
     if args.workers < 1:

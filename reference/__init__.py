@@ -1,8 +1,9 @@
 """dpref reference: the readable, high-precision oracle for private optimization.
 
-Building blocks, one concept per module (DESIGN.md, reference/):
+Building blocks, one concept per module (docs/design.md):
 
 - ``rng``: the randomness contract (``Streams``) and direction samplers.
+- ``secrets``: secret seeds — fresh entropy by default, never equal to a public seed, never printed.
 - ``precision``: mpmath working precision, log-space helpers, float64/mpmath conversions.
 - ``validation``: input checks that name the parameter and the rule.
 - ``mechanisms``: clipping, the Gaussian mechanism, tree (binary/Fenwick) aggregation.
@@ -11,6 +12,9 @@ Building blocks, one concept per module (DESIGN.md, reference/):
 - ``estimators``: zeroth-order gradient estimators.
 - ``accounting/``: events and relations, RDP curves, conversions, the exact Gaussian profile,
   composition and calibration (see docs/accounting.md).
+- ``algorithms/``: the papers' algorithms (one module per paper) with their privacy plans.
+- ``runner``: runs an algorithm on a built-in problem and writes what a run publishes (the private output and
+  diagnostics on held-out data only).
 - ``fast``: the vectorized float64 backend with the same signatures.
 
 Nothing here imports ``proofs_checks`` or ``empirical_dp``.
