@@ -25,6 +25,7 @@ CLAIM_MODULES = (
     "proofs_checks.claims.audit_bounds",
     "proofs_checks.claims.dpzero_lemmas",
     "proofs_checks.claims.dpzero_algorithms",
+    "proofs_checks.claims.dpzero_privacy",
     "proofs_checks.claims.dpzero_backend",
     "proofs_checks.claims.dpzero_rate",
 )
