@@ -473,3 +473,61 @@ def audit_planted(name, seed, trials=None, *, confidence=0.95) -> AuditResult:
 def audit_twin(name, seed, trials=None, *, confidence=0.95) -> AuditResult:
     """Audit the correct twin of planted bug ``name`` (a key of ``TWINS``); the expected verdict is "consistent"."""
     return _run(TWINS, name, seed, trials, confidence)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bugs 6–12: leaks through the published files of a run (``empirical_dp.published``)
+#
+# Each is the DPZero pipeline of ``empirical_dp.published`` (``reference.runner.run_algorithm`` and
+# ``publication``, R = 2 replicates, T = 50, n = 50, claimed ε = 1 at δ = 1e-5) with one old defect put back,
+# audited on the whole publication with the feature chosen on a separate training split:
+#  6. ``published-old-default-noise``: the secret noise stream is each replicate's public seed's
+#     ("dpzero", "noise") stream (the old default noise_seed = seed);
+#  7. ``published-overlapping-replicate-seeds``: public replicate seeds S..S+R−1, secret S+1..S+R;
+#  8. ``published-secret-seed-in-manifest``: the user's secret seeds written into manifest.json;
+#  9. ``published-clip-counts``: the per-step clip counts published (include_nonprivate=True);
+# 10. ``published-poisson-counts``: Poisson add/remove (q = 0.5 a public constant, n = 10 vs 11, T = 400) with the
+#     realised batch sizes and evaluation counts in ledger.json, as the old ledger had them;
+# 11. ``published-training-diagnostics``: the per-step objective and ‖∇F‖² computed on the TRAINING data;
+# 12. ``published-nonfinite-abort``: a record whose loss is NaN aborts the run, which then publishes only
+#     error.txt.
+# The algorithms refuse a secret seed equal to a public seed, so 6 and 7 are reproduced around them (a run with
+# known user secrets whose noise is then replaced, iterates and trajectory rebuilt; ``published.publish``), and
+# 12 aborts in the planted code. Twins: the correct pipeline (``dpzero-published``; for 10 the same Poisson run
+# with the default publication, for 12 the same NaN record with the run completing).
+
+from .published import PUBLISHED_BUILTINS, published_scenario  # noqa: E402  (appended: the registries above grow)
+
+#: Trials per data set of the published-output planted bugs (plus ``published.TRAINING_TRIALS`` for training):
+#: at the quick audits' confidence 1 − 1e-6 a perfect separation then certifies ε_lb ≈ 1.6 > 1.
+PUBLISHED_BUDGET = 100
+#: Planted name → (variant of ``published.VARIANTS``, its twin's variant).
+PUBLISHED_PLANTED = {
+    "published-old-default-noise": ("old_default_noise", "default"),
+    "published-overlapping-replicate-seeds": ("overlapping_replicate_seeds", "default"),
+    "published-secret-seed-in-manifest": ("secret_seed_in_manifest", "default"),
+    "published-clip-counts": ("clip_counts_published", "default"),
+    "published-poisson-counts": ("poisson_counts_published", "poisson"),
+    "published-training-diagnostics": ("training_diagnostics", "default"),
+    "published-nonfinite-abort": ("nonfinite_abort", "nonfinite"),
+}
+
+
+def _published_planted(name: str) -> Scenario:
+    return PUBLISHED_BUILTINS[name]().scenario
+
+
+def _published_twin(name: str) -> Scenario:
+    return published_scenario(PUBLISHED_PLANTED[name][1], name=f"{name}-twin").scenario
+
+
+def _published_attack(scenario: Scenario) -> Callable:
+    """The score the scenario trained on its own training split (``published.PublishedAudit.score``)."""
+    return scenario.log_likelihood_ratio
+
+
+PLANTED.update({name: (lambda name=name: _published_planted(name), _published_attack, PUBLISHED_BUDGET)
+                for name in PUBLISHED_PLANTED})
+TWINS.update({name: (lambda name=name: _published_twin(name), _published_attack, PUBLISHED_BUDGET)
+              for name in PUBLISHED_PLANTED})
+__all__ += ["PUBLISHED_BUDGET", "PUBLISHED_PLANTED"]

@@ -473,6 +473,16 @@ def _dpzero_builtin(name: str) -> Scenario:
     return DPZERO_BUILTINS[name]()
 
 
+#: Built-ins that audit everything a DPZero run publishes (``empirical_dp.published``), built on first use.
+PUBLISHED_BUILTIN_NAMES = ("dpzero-published",)
+
+
+def _published_builtin(name: str) -> Scenario:
+    from .published import PUBLISHED_BUILTINS  # imported here: published imports Scenario from this module
+
+    return PUBLISHED_BUILTINS[name]().scenario
+
+
 def _builtins() -> dict[str, Scenario]:
     registry = ScenarioRegistry({
         "gaussian": gaussian_scenario(1.0, 1.0 / GAUSSIAN_BUILTIN_MU, 1, 1e-5, name="gaussian"),
@@ -481,6 +491,7 @@ def _builtins() -> dict[str, Scenario]:
         "zeroth_order": zeroth_order_scenario(5, None, 1e-5, name="zeroth_order"),
     })
     registry.update({name: Deferred(functools.partial(_dpzero_builtin, name)) for name in DPZERO_BUILTIN_NAMES})
+    registry.update({name: Deferred(functools.partial(_published_builtin, name)) for name in PUBLISHED_BUILTIN_NAMES})
     return registry
 
 

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from empirical_dp.planted import (
+    PUBLISHED_PLANTED,
     PLANTED,
     TWINS,
     audit_planted,
@@ -48,7 +49,7 @@ def test_correct_twin_is_consistent(name):
 def test_registries_have_the_same_names_and_budgets():
     assert sorted(PLANTED) == sorted(TWINS) == sorted(
         ["noise_halved", "sensitivity_c_over_n", "poisson_accounted_shuffle_run", "noise_from_direction_seed",
-         "noise_from_direction_seed_full_run"])
+         "noise_from_direction_seed_full_run", *PUBLISHED_PLANTED])
     for name, (scenario_factory, attack_factory, budget) in PLANTED.items():
         scenario = scenario_factory()
         assert isinstance(scenario, Scenario) and scenario.name == name
