@@ -34,7 +34,7 @@ except ImportError:  # run as a script from a checkout: put the project root on 
 
 from empirical_dp.audit import audit
 from empirical_dp.executors import audit_sharded, run_shards
-from empirical_dp.scenarios import SCENARIOS
+from empirical_dp.registry import SCENARIOS
 
 TARGET_SECONDS = 10.0
 

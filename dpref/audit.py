@@ -5,7 +5,7 @@
                          [--confidence C] [--threshold-strategy bonferroni_grid|split] [--report DIR]
                          [--format table|json] [--no-progress]
 
-NAME is a built-in scenario (``empirical_dp.scenarios.SCENARIOS``), a planted bug (``empirical_dp.planted.PLANTED``)
+NAME is a built-in scenario (``empirical_dp.registry.SCENARIOS``), a planted bug (``empirical_dp.planted.PLANTED``)
 or ``module:attr`` naming an importable ``Scenario``. ``run`` draws N outputs per dataset (default: 100 000, or the
 planted bug's budget), chooses the thresholds on a disjoint select split (default strategy "bonferroni_grid") and
 prints the certified ε_lb (Clopper–Pearson), the GDP μ_lb and its ε, the claimed and tight ε, the verdict and the
@@ -33,8 +33,9 @@ from empirical_dp import audit as audit_module
 from empirical_dp import executors
 from empirical_dp import planted as planted_module
 from empirical_dp.report import epsilon_by_trials, result_record, write_audit_report
-from empirical_dp.scenarios import SCENARIOS, Scenario
-from proofs_checks.report import render
+from empirical_dp.registry import SCENARIOS
+from empirical_dp.scenarios import Scenario
+from reference.reporting import render
 
 __all__ = ["register", "run", "quick_audits", "QUICK_TRIALS", "QUICK_TRIALS_BY_SCENARIO", "QUICK_CONFIDENCE",
            "DEFAULT_TRIALS",

@@ -8,6 +8,7 @@
     dpref conform accountants ...     our accountant beside dp_accounting, Opacus, prv_accountant, autodp
     dpref audit list|run ...          empirical privacy audits (see dpref/audit.py)
     dpref run ALGORITHM ...           run an algorithm on a built-in problem; what it publishes out (reference/runner.py)
+    dpref cite [--paper KEY] [--format bibtex|text]   how to cite dpref or a paper (dpref/cite.py)
 
 Exit codes: 0 all verdicts pass/erratum-confirmed, 1 a claim failed or errored, 2 bad usage.
 """
@@ -21,11 +22,11 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from dpref import account, audit, conform
+from dpref import account, audit, cite, conform
 from dpref import run as run_command
 from proofs_checks.claim import BUDGETS, ERRATUM, KINDS, PAPERS, PASS
 from proofs_checks.registry import load_claims, select
-from proofs_checks.report import FORMATS, render, to_records, write_report
+from reference.reporting import FORMATS, render, to_records, write_report
 from proofs_checks.runner import run_claims, soak
 from proofs_checks.subjects import SubjectError, resolve_subject
 
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     conform.register(commands)
     audit.register(commands)
     run_command.register(commands)
+    cite.register(commands)
 
     check = commands.add_parser("check", help="quick claims and quick audits; exit 1 on any violation")
     check.add_argument("--format", default="table", choices=FORMATS)
@@ -165,6 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return conform.run(args)
         if args.command == "audit":
             return audit.run(args)
+        if args.command == "cite":
+            return cite.run(args)
         if args.command == "run":
             return run_command.run(args, command)
         if args.command == "check":

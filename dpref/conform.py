@@ -5,7 +5,8 @@
 
 Prints one row per grid point (z, q, T, δ): our mpmath and float64 RDP ε, the exact ε where q = 1, each library's ε
 and relative difference, the RDP-curve agreement with dp_accounting, and the ``unsafe`` / ``loose`` flags with a
-verdict and explanation (``proofs_checks.conformance``). Libraries that are not installed are reported, not fatal.
+verdict and explanation (``proofs_checks.adapters.conformance``). Libraries that are not installed are reported, not
+fatal.
 
 Exit codes: 0 the table was produced (flags on other libraries are findings, reported in the table); 1 our own
 accountant is inconsistent — our RDP ε below the exact ε at some q = 1 point, or our RDP curve differing from
@@ -23,9 +24,9 @@ import sys
 import pandas as pd
 
 from proofs_checks.adapters import LIBRARIES, adapter_names
-from proofs_checks.conformance import DEFAULT_GRID, RDP_REL_TOL, SMALL_GRID, conform_accountants
-from proofs_checks.report import FORMATS, render, to_records, write_report  # noqa: F401
+from proofs_checks.adapters.conformance import DEFAULT_GRID, RDP_REL_TOL, SMALL_GRID, conform_accountants
 from proofs_checks.subjects import SubjectError
+from reference.reporting import FORMATS, render, to_records, write_report  # noqa: F401
 
 __all__ = ["register", "run"]
 

@@ -14,11 +14,11 @@ ALGORITHM: ``dpzero`` (Algorithm 2), ``dpgd-zeroth-order`` or ``dpgd0`` (Algorit
 (first-order DP-GD), ``mezo`` (MeZO / ZO-SGD, not private: no --epsilon, --delta, --accountant, --noise-seed).
 
 Problems: ``quadratic`` is the effective-rank quadratic of dpzero §6.1 (f(x; z) = ½(x − z)^T A (x − z),
-z ~ N(1, I), A = I, diag(1/√i) or diag(1/i) for --mode identity, sqrt, harmonic; not Lipschitz, E10).
+z ~ N(1, I), A = I, diag(1/√i) or diag(1/i) for --mode identity, sqrt, harmonic; not Lipschitz, dpzero.E10).
 ``subspace-logistic`` is logistic regression with features in a random k-dimensional subspace (L = 1, ℓ = 1/4,
 effective rank <= k). Training data from ``Streams(--data-seed).generator("dpref run", PROBLEM)``; a held-out set
 of --held-out-n rows (default n) from the same law with the key ("dpref run", PROBLEM, "held-out"). Every run
-starts at x_0 = 0 (E11).
+starts at x_0 = 0 (dpzero.E11).
 
 Reported (the summary, the table, the files): the held-out objective F and ‖∇F‖² at x_0, at the released x_τ,
 at x_T and their mean over t < T, E_τ (τ ~ Unif{0..T−1}) — computed on the held-out data, never on the

@@ -16,6 +16,8 @@ the accountant claims. Built so far:
   merged counts.
 - ``dpzero_scenarios``: DPZero itself audited — one step, the whole run with a sign-flipping canary
   (full batch and Poisson).
+- ``published``: everything a DPZero run publishes, audited as one output.
+- ``registry``: the built-in scenarios by name (``SCENARIOS``), above the scenario modules it registers.
 - ``planted``: the planted bugs (noise halved, sensitivity C/n, Poisson-accounted shuffling, DPZero
   noise from the direction seed — one step and the whole run) and their correct twins.
 - ``report``: Markdown/JSON/CSV reports and the ROC and ε-against-trials plots.

@@ -430,7 +430,7 @@ def dpzero_poisson_run_scenario(**kwargs) -> Scenario:
     return dpzero_run_scenario(**options)
 
 
-#: Built-in name → factory (``scenarios.SCENARIOS`` builds each on first use).
+#: Built-in name → factory (``registry.SCENARIOS`` builds each on first use).
 DPZERO_BUILTINS: dict[str, Callable[[], Scenario]] = {
     "dpzero-step": dpzero_step_scenario,
     "dpzero-full-run": dpzero_full_run_scenario,

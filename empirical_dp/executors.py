@@ -11,7 +11,7 @@ Executors:
 - ``"dask://HOST:PORT"``: a ``dask.distributed.Client`` connected to ``tcp://HOST:PORT`` for this call, or an
   existing ``dask.distributed.Client`` (left open).
 
-What crosses to a worker: built-in scenarios travel by NAME (``scenarios.SCENARIOS``) and are rebuilt there,
+What crosses to a worker: built-in scenarios travel by NAME (``registry.SCENARIOS``) and are rebuilt there,
 because a ``Scenario`` holds closures (``sample``, ``log_likelihood_ratio``) that the standard pickle of a process
 pool cannot send. An external scenario is named ``"module:attr"`` (an importable module attribute holding a
 ``Scenario``); that works on every executor. A ``Scenario`` object that is not a built-in runs serially, and on
@@ -52,7 +52,8 @@ from .audit import (
     split_sizes,
 )
 from .bounds import epsilon_lower_bound
-from .scenarios import SCENARIOS, Scenario
+from .registry import SCENARIOS
+from .scenarios import Scenario
 
 __all__ = ["resolve_scenario", "run_shards", "audit_sharded"]
 

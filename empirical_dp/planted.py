@@ -8,9 +8,9 @@ Sources:
 - Dong, Roth, Su 2022 (JRSS-B) Thm 2.7 / Cor. 2.13: the Gaussian mechanism with sensitivity Δ and noise σ is
   exactly μ-GDP, μ = Δ/σ, and its tight ε(δ); calibration for ε = 1 at δ = 1e-5 uses σ = Δ/μ(1, 1e-5).
 - Mironov, Talwar, Zhang 2019 §3.3: the RDP of the Poisson-subsampled Gaussian (the claim of bug 3).
-- Zhang et al. 2024 (ICLR), "DPZero" (dpzero.md §2.0): the private scalar s = clip_C(a) + σz released along a
+- Zhang et al. 2024 (ICML), "DPZero" (dpzero.md §2.0): the private scalar s = clip_C(a) + σz released along a
   public direction u; the randomness contract of ``reference.rng`` forbids drawing z from u's stream; the public
-  code draws it right after reseeding with the direction seed (dpzero.md §7 E13, §5.4 rule 1).
+  code draws it right after reseeding with the direction seed (dpzero.md §7 dpzero.E13, §5.4 rule 1).
 
 The bugs (the issue's list):
 1. ``noise_halved``: clipped mean (replace-one, Δ = 2C/n) calibrated for ε = 1, run with σ/2 (true μ doubles).
@@ -25,7 +25,7 @@ The bugs (the issue's list):
    seed is public (released so others can regenerate u); the attacker regenerates u and z, and s − σz is the
    clipped mean exactly, so the two datasets are perfectly distinguished. The fix draws z from a separate key
    ("dpzero", "noise") under a secret seed that is not released (the reference's noise stream).
-5. ``noise_from_direction_seed_full_run``: the same bug (erratum E13) in the whole DPZero run, ``planted_dpzero``
+5. ``noise_from_direction_seed_full_run``: the same bug (erratum dpzero.E13) in the whole DPZero run, ``planted_dpzero``
    (Alg 2, T = 100 steps, full batch) on the canary pair of ``empirical_dp.dpzero_scenarios`` with the
    ``dpzero-full-run`` settings, claimed at ε = 2 (``gdp_exact``). One public seed for all trials, as in that
    scenario: z_t is a function of it, so the transcript is a deterministic function of the data; the attacker
@@ -51,6 +51,7 @@ from reference.validation import check_int, check_probability, check_real
 from .attacks import likelihood_ratio_score
 from .audit import AuditResult, audit
 from .dpzero_scenarios import dpzero_run_scenario, dpzero_run_setup, linear_loss
+from .published import PUBLISHED_BUILTINS, published_scenario
 from .scenarios import Scenario, poisson_gaussian_scenario
 
 __all__ = [
@@ -226,7 +227,7 @@ def poisson_run_scenario(n=1000, batch_size=10, noise_std=1.0, delta=DELTA) -> S
 def planted_dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, noise_std, seed, noise_seed,
                    noise_from_direction=True) -> np.ndarray:
     """dpzero Alg 2 (full batch, sphere directions) with the noise source as a switch: the planted bug of erratum
-    E13 (``noise_from_direction=True``) or the reference's noise stream (False), vectorized over secret noise seeds.
+    dpzero.E13 (``noise_from_direction=True``) or the reference's noise stream (False), vectorized over secret noise seeds.
 
     loss: f(x; ξ) called once per step as ``loss(points, data)`` with points (2, R, 1, d) (x_t ± λu_t) and data
     (n, p), returning (2, R, n) (leading axes broadcast, as for ``reference.fast``); data: (n, p); x0: (d,);
@@ -240,7 +241,7 @@ def planted_dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_thres
         4: a_i = (f(x_t + λu_t; ξ_i) − f(x_t − λu_t; ξ_i))/(2λ)
         5: m_t = Σ_i clip_C(a_i)/n, summed in index order as the reference does
         6: the bug: z_t = rng.standard_normal(), the SAME generator right after u_t (the public code calls
-           torch.randn(1) right after torch.manual_seed(seed_t), E13), so z_t is a function of the public seed;
+           torch.randn(1) right after torch.manual_seed(seed_t), dpzero.E13), so z_t is a function of the public seed;
            the fix: z_t = the t-th standard_normal() of key ("dpzero", "noise") under noise_seed, the reference's
            stream. ŝ_t = m_t + σz_t
         7: x_{t+1} = x_t − α ŝ_t u_t
@@ -358,7 +359,7 @@ def direction_seed_attack(n=100, clip_threshold=1.0, dimension=8) -> Callable[[n
 
 
 # ---------------------------------------------------------------------------------------------------
-# Bug 5: the whole DPZero run with its noise drawn from the direction generator (erratum E13)
+# Bug 5: the whole DPZero run with its noise drawn from the direction generator (erratum dpzero.E13)
 
 #: The run of bug 5: the ``dpzero-full-run`` scenario's (T = 100, n = 100, d = 2, C = 1, full batch, σ from
 #: ``gdp_exact`` at ε = 2, δ = 1e-5, public seed 0).
@@ -396,7 +397,7 @@ def direction_seed_run_scenario(*, buggy=True, **settings) -> Scenario:
     return Scenario(
         name="noise_from_direction_seed_full_run",
         description=f"whole DPZero run, T={setup.steps}, n={setup.n}, full batch, noise z_t drawn from the direction "
-                    f"generator after u_t (E13)",
+                    f"generator after u_t (dpzero.E13)",
         sample=sample, claimed_epsilon=float(setup.plan.epsilon_claimed), delta=run["delta"],
     )
 
@@ -495,8 +496,6 @@ def audit_twin(name, seed, trials=None, *, confidence=0.95) -> AuditResult:
 # known user secrets whose noise is then replaced, iterates and trajectory rebuilt; ``published.publish``), and
 # 12 aborts in the planted code. Twins: the correct pipeline (``dpzero-published``; for 10 the same Poisson run
 # with the default publication, for 12 the same NaN record with the run completing).
-
-from .published import PUBLISHED_BUILTINS, published_scenario  # noqa: E402  (appended: the registries above grow)
 
 #: Trials per data set of the published-output planted bugs (plus ``published.TRAINING_TRIALS`` for training):
 #: at the quick audits' confidence 1 − 1e-6 a perfect separation then certifies ε_lb ≈ 1.6 > 1.

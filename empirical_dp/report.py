@@ -7,7 +7,7 @@ Sources:
 - ``empirical_dp.bounds.ceiling_table``: the largest ε any threshold attack can certify with N counted trials per
   dataset (perfect separation), the ceiling of the ε_lb-against-trials plot.
 
-A report directory holds ``audits.{md,json,csv}`` and ``manifest.json`` (``proofs_checks.report.write_report``) and,
+A report directory holds ``audits.{md,json,csv}`` and ``manifest.json`` (``reference.reporting.write_report``) and,
 when matplotlib is importable, ``roc_<scenario>.png`` (for results carrying an ROC) and
 ``epsilon_vs_trials_<scenario>.png`` (for scenarios audited at two or more trial counts). Plots use the Agg backend
 and are written to files only.
@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from proofs_checks.report import write_report
+from reference.reporting import write_report
 from reference.validation import check_int, check_real
 
 from .audit import AuditResult

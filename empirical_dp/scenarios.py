@@ -12,7 +12,7 @@ Sources:
   N(P m, σ² R Rᵀ), a leaf-q change is μ-GDP with μ = √c_q(T)/σ, and the accountant counts ⌊log2 T⌋ + 1 nodes.
 - dpzero Alg 2 (lines 3–7) and §1.2 (replace-one sensitivity 2C/n) for ``zeroth_order_scenario``. The built-ins
   ``dpzero-step``, ``dpzero-full-run`` and ``dpzero-full-run-poisson`` run the DPZero algorithm itself
-  (``empirical_dp.dpzero_scenarios``) and are built on first use (``ScenarioRegistry``).
+  (``empirical_dp.dpzero_scenarios``); the registry of built-ins by name is ``empirical_dp.registry.SCENARIOS``.
 
 A scenario's ``sample(rng, trials, which)`` returns the mechanism's outputs on D (which = 0) or D' (which = 1),
 shape (trials, k), drawing ``standard_normal((trials, k))`` (for the subsampled scenario one ``random(trials)`` call
@@ -22,7 +22,6 @@ is given.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,9 +56,6 @@ __all__ = [
     "tree_prefix_scenario",
     "zeroth_order_pair",
     "zeroth_order_scenario",
-    "ScenarioRegistry",
-    "Deferred",
-    "SCENARIOS",
 ]
 
 
@@ -426,73 +422,5 @@ def zeroth_order_scenario(d=5, noise_std=None, delta=1e-5, *, n=10, clip_thresho
     )
 
 
-# ---------------------------------------------------------------------------------------------------
-# Built-ins
-
 #: μ whose exact GDP ε at δ = 1e-5 is 1 (so the ``gaussian`` built-in has tight ε = 1).
 GAUSSIAN_BUILTIN_MU = gaussian_mu(1.0, 1e-5)
-
-
-class ScenarioRegistry(dict):
-    """name → ``Scenario``, where an entry may be stored as a zero-argument factory wrapped in ``Deferred``: it is
-    built on first access (``[]``, ``get``, ``values``, ``items``) and then kept. Keeps ``import`` cheap when a
-    scenario is costly to build (``dpzero-full-run-poisson`` calibrates its noise in mpmath, ~4 s)."""
-
-    def __getitem__(self, name):
-        value = super().__getitem__(name)
-        if isinstance(value, Deferred):
-            value = value.factory()
-            super().__setitem__(name, value)
-        return value
-
-    def get(self, name, default=None):
-        return self[name] if name in self else default
-
-    def values(self):
-        return [self[name] for name in self]
-
-    def items(self):
-        return [(name, self[name]) for name in self]
-
-
-@dataclass(frozen=True)
-class Deferred:
-    """A registry entry built on first use: ``factory()`` returns the ``Scenario``."""
-
-    factory: Callable[[], Scenario]
-
-
-#: Built-ins that run the DPZero algorithm (``empirical_dp.dpzero_scenarios.DPZERO_BUILTINS``), built on first use.
-DPZERO_BUILTIN_NAMES = ("dpzero-step", "dpzero-full-run", "dpzero-full-run-poisson")
-
-
-def _dpzero_builtin(name: str) -> Scenario:
-    # imported here, not at module level: dpzero_scenarios imports Scenario from this module
-    from .dpzero_scenarios import DPZERO_BUILTINS
-
-    return DPZERO_BUILTINS[name]()
-
-
-#: Built-ins that audit everything a DPZero run publishes (``empirical_dp.published``), built on first use.
-PUBLISHED_BUILTIN_NAMES = ("dpzero-published",)
-
-
-def _published_builtin(name: str) -> Scenario:
-    from .published import PUBLISHED_BUILTINS  # imported here: published imports Scenario from this module
-
-    return PUBLISHED_BUILTINS[name]().scenario
-
-
-def _builtins() -> dict[str, Scenario]:
-    registry = ScenarioRegistry({
-        "gaussian": gaussian_scenario(1.0, 1.0 / GAUSSIAN_BUILTIN_MU, 1, 1e-5, name="gaussian"),
-        "poisson_gaussian": poisson_gaussian_scenario(0.01, 1.0, 1e-5, name="poisson_gaussian"),
-        "tree": tree_prefix_scenario(16, None, 1e-5, name="tree"),
-        "zeroth_order": zeroth_order_scenario(5, None, 1e-5, name="zeroth_order"),
-    })
-    registry.update({name: Deferred(functools.partial(_dpzero_builtin, name)) for name in DPZERO_BUILTIN_NAMES})
-    registry.update({name: Deferred(functools.partial(_published_builtin, name)) for name in PUBLISHED_BUILTIN_NAMES})
-    return registry
-
-
-SCENARIOS: dict[str, Scenario] = _builtins()

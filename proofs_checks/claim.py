@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from reference.rng import Streams
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .subjects import Subject
+    from .protocols import Subject
 
 __all__ = [
     "PASS",

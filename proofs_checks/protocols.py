@@ -9,11 +9,16 @@ Arrays are NumPy float64 unless stated; ``loss(x, z)`` is the per-sample loss f(
 calls it on one point x of shape (d,) and one data row z of shape (p,); the fast backend calls it once
 with stacked points (..., d) and rows (..., p) that broadcast. The objectives in
 ``reference.objectives`` support both, and the claims only pass such losses.
+
+``Subject`` is such a set of named implementations (checked against ``PROTOCOLS``); the ways to obtain one
+(``reference``, ``fast``, a library adapter, ``module:attr``) are in ``proofs_checks.subjects``.
 """
 
 from __future__ import annotations
 
-__all__ = ["PROTOCOLS", "protocol_names"]
+from collections.abc import Callable, Iterable, Mapping
+
+__all__ = ["PROTOCOLS", "protocol_names", "Subject", "SubjectError"]
 
 PROTOCOLS: dict[str, tuple[str, str]] = {
     # --- samplers (reference.rng) -------------------------------------------------------------
@@ -212,7 +217,7 @@ PROTOCOLS: dict[str, tuple[str, str]] = {
         "privacy_plan(*, clip_threshold, n, steps, epsilon, delta, batching='full', batch_size=None, "
         "accountant=None, sampling_probability=None) -> PrivacyPlan",
         "noise sigma, relation, sensitivity and the eps of one run (dpzero.md §5), never below the exact eps when "
-        "that is known (Lemma 2.2 beyond eps = 80, E5); Poisson: add/remove when sampling_probability q is given, "
+        "that is known (Lemma 2.2 beyond eps = 80, dpzero.E5); Poisson: add/remove when sampling_probability q is given, "
         "zero-out (n public) when q = B/n",
     ),
     "direction_for_step": (
@@ -229,7 +234,7 @@ PROTOCOLS: dict[str, tuple[str, str]] = {
         "corollary_f4_settings(n, d, effective_rank, epsilon, delta, lipschitz, smoothness, pl_constant) -> "
         "TheoremSettings",
         "dpzero Cor F.4 choices (mpf): steps_formula 8 kappa (r+2) log(n^2 eps^2/(kappa r Lg)), clip_threshold "
-        "C = LtildeF4/2, extra['C0'] = C/sqrt(2), extra['LtildeF4_2'] (its own Ltilde, erratum E4)",
+        "C = LtildeF4/2, extra['C0'] = C/sqrt(2), extra['LtildeF4_2'] (its own Ltilde, erratum dpzero.E4)",
     ),
     "ltilde_theorem3_squared": (
         "ltilde_theorem3_squared(n, d, effective_rank, epsilon, delta, lipschitz) -> mpf",
@@ -248,3 +253,55 @@ PROTOCOLS: dict[str, tuple[str, str]] = {
 
 def protocol_names() -> tuple[str, ...]:
     return tuple(PROTOCOLS)
+
+
+class SubjectError(ValueError):
+    """A subject specification that cannot be resolved, with the reason."""
+
+
+class Subject:
+    """A named set of implementations, one per protocol name (a key of ``PROTOCOLS``)."""
+
+    def __init__(
+        self,
+        name: str,
+        implementations: Mapping[str, Callable] | None = None,
+        *,
+        is_reference: bool = False,
+        borrowed: Iterable[str] = (),
+        **more: Callable,
+    ):
+        impls = dict(implementations or {}, **more)
+        unknown = sorted(set(impls) - set(PROTOCOLS))
+        if unknown:
+            raise SubjectError(f"unknown protocol name(s) {unknown}; known: {sorted(PROTOCOLS)}")
+        for key, fn in impls.items():
+            if not callable(fn):
+                raise SubjectError(f"implementation of {key!r} must be callable, got {type(fn).__name__}")
+        self.name = name
+        self._impls = impls
+        self.is_reference = is_reference
+        self.borrowed = tuple(sorted(borrowed))
+
+    def __repr__(self) -> str:
+        return f"Subject({self.name!r}, protocols={sorted(self._impls)})"
+
+    def __getattr__(self, item: str):
+        impls = self.__dict__.get("_impls", {})
+        if item in impls:
+            return impls[item]
+        raise AttributeError(f"subject {self.__dict__.get('name', '?')!r} does not provide {item!r}")
+
+    @property
+    def protocols(self) -> tuple[str, ...]:
+        return tuple(sorted(self._impls))
+
+    def provides(self, names: Iterable[str]) -> bool:
+        return all(n in self._impls for n in names)
+
+    def replace(self, label: str = "mutant", **implementations: Callable) -> "Subject":
+        """A copy with some implementations swapped (how mutants are built). Never the reference."""
+        for key in implementations:
+            if key not in self._impls:
+                raise SubjectError(f"cannot replace {key!r}: subject {self.name!r} does not provide it")
+        return Subject(f"{self.name}[{label}]", {**self._impls, **implementations}, borrowed=self.borrowed)

@@ -8,6 +8,9 @@
 * ``module:attr`` or ``path/file.py:attr`` — anything importable: a :class:`Subject`, a module (its attributes named like
   protocols are taken), or a callable, matched to a protocol by its ``__dpref_protocol__`` attribute
   or else by its own name. See ``docs/conformance.md`` for a worked example.
+
+``Subject`` and ``SubjectError`` are defined in ``proofs_checks.protocols`` (the adapters build subjects too, and
+this module resolves names to adapters) and re-exported here.
 """
 
 from __future__ import annotations
@@ -20,7 +23,8 @@ import types
 from pathlib import Path
 from collections.abc import Callable, Iterable, Mapping
 
-from .protocols import PROTOCOLS
+from .adapters import adapter_names, resolve
+from .protocols import PROTOCOLS, Subject, SubjectError
 
 __all__ = ["Subject", "reference_subject", "fast_subject", "resolve_subject", "SubjectError"]
 
@@ -33,58 +37,6 @@ REFERENCE_MODULES = (
     "reference.algorithms.dpzero_theory",
 )
 FAST_MODULES = ("reference.fast.mechanisms", "reference.fast.estimators", "reference.fast.dpzero")
-
-
-class SubjectError(ValueError):
-    """A subject specification that cannot be resolved, with the reason."""
-
-
-class Subject:
-    """A named set of implementations, one per protocol name (see ``proofs_checks.protocols``)."""
-
-    def __init__(
-        self,
-        name: str,
-        implementations: Mapping[str, Callable] | None = None,
-        *,
-        is_reference: bool = False,
-        borrowed: Iterable[str] = (),
-        **more: Callable,
-    ):
-        impls = dict(implementations or {}, **more)
-        unknown = sorted(set(impls) - set(PROTOCOLS))
-        if unknown:
-            raise SubjectError(f"unknown protocol name(s) {unknown}; known: {sorted(PROTOCOLS)}")
-        for key, fn in impls.items():
-            if not callable(fn):
-                raise SubjectError(f"implementation of {key!r} must be callable, got {type(fn).__name__}")
-        self.name = name
-        self._impls = impls
-        self.is_reference = is_reference
-        self.borrowed = tuple(sorted(borrowed))
-
-    def __repr__(self) -> str:
-        return f"Subject({self.name!r}, protocols={sorted(self._impls)})"
-
-    def __getattr__(self, item: str):
-        impls = self.__dict__.get("_impls", {})
-        if item in impls:
-            return impls[item]
-        raise AttributeError(f"subject {self.__dict__.get('name', '?')!r} does not provide {item!r}")
-
-    @property
-    def protocols(self) -> tuple[str, ...]:
-        return tuple(sorted(self._impls))
-
-    def provides(self, names: Iterable[str]) -> bool:
-        return all(n in self._impls for n in names)
-
-    def replace(self, label: str = "mutant", **implementations: Callable) -> "Subject":
-        """A copy with some implementations swapped (how mutants are built). Never the reference."""
-        for key in implementations:
-            if key not in self._impls:
-                raise SubjectError(f"cannot replace {key!r}: subject {self.name!r} does not provide it")
-        return Subject(f"{self.name}[{label}]", {**self._impls, **implementations}, borrowed=self.borrowed)
 
 
 def _collect(modules: Iterable[str]) -> dict[str, Callable]:
@@ -146,8 +98,6 @@ def resolve_subject(spec: str) -> Subject:
     if spec == "fast":
         return fast_subject()
     if ":" not in spec:
-        from .adapters import adapter_names, resolve  # libraries load only when asked for
-
         if spec in adapter_names():
             return resolve(spec)
         raise SubjectError(

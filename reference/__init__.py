@@ -16,8 +16,10 @@ Building blocks, one concept per module (docs/design.md):
 - ``runner``: runs an algorithm on a built-in problem and writes what a run publishes (the private output and
   diagnostics on held-out data only).
 - ``fast``: the vectorized float64 backend with the same signatures.
+- ``reporting``: tables rendered to the terminal, Markdown, CSV and JSON, and report directories with a
+  manifest (shared by ``empirical_dp``, ``proofs_checks`` and the command line).
 
-Nothing here imports ``proofs_checks`` or ``empirical_dp``.
+Nothing here imports ``proofs_checks``, ``empirical_dp`` or ``dpref`` (tests/test_layers.py).
 """
 
 __version__ = "0.1.0"

@@ -19,7 +19,7 @@ Tree aggregation (zo_o2nc §1.7, Alg 5, Remark 4.2, Theorem 4.3, App. C), 1-base
 * Each right endpoint b belongs to exactly one node N_b = [b − lowbit(b) + 1, b], so the tree draws
   exactly one fresh Gaussian ξ_b ~ N(0, σ_b² I_d) per time step and TREE(t) = Σ_{(·,b)∈NODE(t)} ξ_b.
 * Data block q influences the nodes N_b with q ∈ N_b, b ≤ n: the Fenwick update chain q, q + lowbit(q),
-  … ≤ n (App. C's OUT(q)). Its longest length is ⌊log2 n⌋ + 1, reached only at q = 1 (erratum E3: the
+  … ≤ n (App. C's OUT(q)). Its longest length is ⌊log2 n⌋ + 1, reached only at q = 1 (erratum zo_o2nc.E3: the
   paper's "⌈log2 n⌉ + 1 ≤ 2 ln n" is false for small n).
 
 Every function keeps the arithmetic of its input: float64 in, float64 out; mpmath (object arrays of
@@ -143,7 +143,7 @@ def clip_scalar(value, clip_threshold):
 
 
 def clip_vector(vector, clip_threshold):
-    """clip_C(v) = v·min(1, C/‖v‖), with clip_C(0) = 0 (dpzero §1.2; §2.0 ``clip_vector``).
+    """clip_C(v) = v·min(1, C/‖v‖), with clip_C(0) = 0 (dpzero §2.1 leaves it undefined: dpzero.E20).
 
     vector: v, a 1-D float64 or mpmath vector with at least one entry.
     clip_threshold: C > 0; ``inf`` makes the clip a no-op.
@@ -321,7 +321,7 @@ def participation_count(q, n):
 def max_participation_count(n):
     """max_{q ∈ [n]} c_q(n), computed from the definition by scanning every leaf q.
 
-    Closed form (zo_o2nc §1.7, erratum E3): ⌊log2 n⌋ + 1, attained only at q = 1 (whose chain is
+    Closed form (zo_o2nc §1.7, erratum zo_o2nc.E3): ⌊log2 n⌋ + 1, attained only at q = 1 (whose chain is
     1, 2, 4, …, 2^⌊log2 n⌋); every q ≥ 2 has c_q(n) ≤ ⌊log2 n⌋.
     """
     n = check_int("n", n, minimum=1)

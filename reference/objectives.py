@@ -237,7 +237,7 @@ class EffectiveRankQuadratic(Objective):
     (r = Σ i^{−1/2} ≈ 2√d); "harmonic" A = diag(1/i) (r = H_d ≈ ln d + 0.577). i = 1..d.
     Data: z_i i.i.d. N(1, 1) per coordinate, drawn as ``rng.standard_normal((n, d)) + 1`` (one call).
 
-    ℓ = 1 (per sample); not globally Lipschitz (``lipschitz`` is None; dpzero erratum E10). For a
+    ℓ = 1 (per sample); not globally Lipschitz (``lipschitz`` is None; erratum dpzero.E10). For a
     quadratic the ball smoothing only shifts the value: ∇f̂_δ = ∇f and
     f̂_δ = f + δ² Tr(A)/(2(d+2)) (E[v v^T] = I/(d+2) for v ~ U(unit ball)).
 
@@ -405,7 +405,7 @@ class RidgeSum(Objective):
         offset_scale=1.0,
     ) -> "RidgeSum":
         """Random instance: a_i ~ U(sphere) via ``sample_sphere(rng, n, d)``, then c_i ~ N(0, offset_scale²)
-        via ``rng.normal(0, offset_scale, n)`` (in that order). zo_o2nc E4 used c ~ N(0, 2²), τ = 1."""
+        via ``rng.normal(0, offset_scale, n)`` (in that order). The zo_o2nc experiments use c ~ N(0, 2²), τ = 1."""
         d = check_int("d", d, minimum=1)
         n = check_int("n", n, minimum=1)
         offset_scale = check_real("offset_scale", offset_scale, nonnegative=True)

@@ -156,7 +156,7 @@ def gamma_ratio(n: int, *, arithmetic: str = "float64"):
     """Γ(n/2 + 1) / Γ((n−1)/2 + 1), the quantity bounded in zo_o2nc Lemma A.2.
 
     Lemma A.2 states ≤ √(2n); the sharper ≤ √(πn)/2 also holds (equality at n = 1) and is what gives
-    exactly √d in Lemma A.1 (erratum E6).
+    exactly √d in Lemma A.1 (erratum zo_o2nc.E6).
 
     Args:
         n: integer ≥ 1 (n = d in the lemma).

@@ -13,8 +13,9 @@ from dpref import audit as audit_cli
 from dpref import cli
 from empirical_dp import planted
 from empirical_dp.audit import audit
+from empirical_dp.registry import SCENARIOS
 from empirical_dp.report import gdp_roc, result_record, results_frame, roc_arrays, write_audit_report
-from empirical_dp.scenarios import SCENARIOS, gaussian_scenario
+from empirical_dp.scenarios import gaussian_scenario
 
 
 def run(capsys, *argv):
@@ -123,7 +124,7 @@ def test_violation_of_an_ordinary_scenario_exits_one(capsys, monkeypatch):
 
 
 def test_module_attr_name(capsys):
-    code, out, _ = run(capsys, "audit", "run", "empirical_dp.scenarios:SCENARIOS", "--trials", "1000")
+    code, out, _ = run(capsys, "audit", "run", "empirical_dp.registry:SCENARIOS", "--trials", "1000")
     assert code == 2  # a dict, not a Scenario
     code, out, _ = run(capsys, "audit", "run", "tests.test_audit_cli:EXTERNAL", "--trials", "20000",
                        "--format", "json")

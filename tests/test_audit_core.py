@@ -28,8 +28,8 @@ from empirical_dp.audit import (
     split_sizes,
 )
 from empirical_dp.bounds import clopper_pearson_lower, epsilon_lower_bound
+from empirical_dp.registry import SCENARIOS
 from empirical_dp.scenarios import (
-    SCENARIOS,
     gaussian_scenario,
     poisson_gaussian_delta,
     poisson_gaussian_scenario,

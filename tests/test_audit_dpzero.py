@@ -36,7 +36,7 @@ from empirical_dp.planted import (
     direction_seed_run_scenario,
     planted_dpzero,
 )
-from empirical_dp.scenarios import DPZERO_BUILTIN_NAMES, SCENARIOS, Deferred, ScenarioRegistry
+from empirical_dp.registry import DPZERO_BUILTIN_NAMES, SCENARIOS, Deferred, ScenarioRegistry
 from reference.accounting.calibration import dpzero_lemma22_sigma
 from reference.algorithms.dpzero import direction_for_step, dpzero, mezo
 from reference.fast.conversions import gaussian_epsilon, gaussian_mu

@@ -32,7 +32,8 @@ from empirical_dp.published import (
     rebuild_outcome,
     select_feature,
 )
-from empirical_dp.scenarios import PUBLISHED_BUILTIN_NAMES, SCENARIOS, Scenario
+from empirical_dp.registry import PUBLISHED_BUILTIN_NAMES, SCENARIOS
+from empirical_dp.scenarios import Scenario
 from reference.rng import Streams
 from reference.runner import publication, run_algorithm
 

@@ -10,8 +10,8 @@ from scipy.stats import multivariate_normal, norm
 
 from empirical_dp.audit import audit
 from empirical_dp.executors import run_shards
+from empirical_dp.registry import SCENARIOS
 from empirical_dp.scenarios import (
-    SCENARIOS,
     tree_prefix_mu,
     tree_prefix_scenario,
     tree_prefix_shift,

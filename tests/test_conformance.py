@@ -1,4 +1,4 @@
-"""Tests of proofs_checks.conformance and ``dpref conform accountants`` (anchors.md (b) item 5).
+"""Tests of proofs_checks.adapters.conformance and ``dpref conform accountants`` (anchors.md (b) item 5).
 
 The flag logic is tested with stand-in subjects whose ε is a known multiple of the truth (so it runs without any
 library); the real libraries are compared on a small grid, and our RDP curve is checked against dp_accounting's
@@ -13,8 +13,8 @@ import math
 import pandas as pd
 import pytest
 
-from proofs_checks import conformance
-from proofs_checks.conformance import (
+from proofs_checks.adapters import conformance
+from proofs_checks.adapters.conformance import (
     DEFAULT_GRID,
     RDP_REL_TOL,
     Grid,

@@ -11,7 +11,8 @@ import pytest
 from empirical_dp.attacks import likelihood_ratio_score, projection_score
 from empirical_dp.audit import Counts, audit, count_shard, merge_counts
 from empirical_dp.executors import audit_sharded, resolve_scenario, run_shards
-from empirical_dp.scenarios import SCENARIOS, gaussian_scenario
+from empirical_dp.registry import SCENARIOS
+from empirical_dp.scenarios import gaussian_scenario
 
 GAUSSIAN = SCENARIOS["gaussian"]
 THRESHOLDS = np.array([-1.0, 0.0, 0.3, 2.5])

@@ -1,6 +1,6 @@
 """Adapters: other people's accountants as claim subjects (anchors.md §1–§4, (b) item 5).
 
-Each module turns one library into :class:`~proofs_checks.subjects.Subject` objects that provide the
+Each module turns one library into :class:`~proofs_checks.protocols.Subject` objects that provide the
 accounting protocols of :mod:`proofs_checks.protocols` (``rdp_poisson_gaussian``,
 ``epsilon_from_rdp``, ``epsilon_poisson_gaussian``, ``gaussian_delta``,
 ``noise_multiplier_poisson_gaussian``) through the library's documented public API:
@@ -19,6 +19,10 @@ autodp                 ``autodp.mechanism_zoo.NoisySGD_Mechanism`` (RDP, continu
 
 A library that is not installed (or fails to import) makes its module's ``subjects()`` raise
 :class:`AdapterUnavailable` with the reason; nothing else fails because of it.
+
+Besides the library adapters: ``dpref`` (our own accounting as protocol implementations), ``audit_bounds``
+(empirical_dp's bounds as a subject: the one module of ``proofs_checks`` that may import ``empirical_dp``) and
+``conformance`` (the harness behind ``dpref conform accountants`` that runs the adapters side by side).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import importlib
 from importlib import metadata
 from types import ModuleType
 
-from ..subjects import Subject, SubjectError
+from ..protocols import Subject, SubjectError
 
 __all__ = [
     "AdapterUnavailable",

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ..subjects import Subject
+from ..protocols import Subject
 from . import require
 
 __all__ = ["subjects", "CALIBRATION_BOUNDS"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..subjects import Subject
+from ..protocols import Subject
 from . import require
 
 __all__ = ["subjects", "PLD_DISCRETIZATION", "rdp_orders"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..subjects import Subject
+from ..protocols import Subject
 from . import require
 
 __all__ = ["subjects", "PRV_EPS_ERROR", "rdp_orders"]

@@ -318,7 +318,7 @@ def _check_conversion_never_below(subject, ctx):
 
 
 def _noise_as_variance(original):
-    """The noise multiplier read as a variance: z² where z is meant (dpzero erratum E1's confusion)."""
+    """The noise multiplier read as a variance: z² where z is meant (erratum dpzero.E1's confusion)."""
 
     def epsilon_poisson_gaussian(sampling_probability, noise_multiplier, steps, delta):
         return original(sampling_probability, noise_multiplier**2, steps, delta)
@@ -778,7 +778,8 @@ CLAIMS = [
     Claim(
         id="dpzero.sec5_3.composition_additivity",
         paper="dpzero",
-        location="§5.3 (RDP(alpha) = T log(A_alpha)/(alpha - 1)); Mironov 2017 Prop 1; zo_o2nc §5 item 2",
+        location="§5 and App. B.2 (RDP accountant of the experiments: RDP(α) = T log(A_α)/(α − 1)); Mironov 2017 "
+                 "Prop. 1; zo_o2nc §4.2 (RDP composition)",
         statement=(
             "RDP composes additively: for the Poisson-subsampled Gaussian rdp(T) = T rdp(1) and rdp(T1 + T2) = "
             "rdp(T1) + rdp(T2) at every order, and Gaussians with noise multipliers z_i run T_i times compose to "
@@ -796,7 +797,8 @@ CLAIMS = [
     Claim(
         id="dpzero.sec5_3.monotonicity",
         paper="dpzero",
-        location="§5.3 (RDP accountant, BBGHS conversion); Opacus get_noise_multiplier's bisection relies on it",
+        location="§5 and App. B.2 (RDP accountant and its conversion to (ε, δ)); Opacus get_noise_multiplier's "
+                 "bisection relies on it",
         statement=(
             "The accountant's epsilon for T Poisson-subsampled Gaussian steps is strictly decreasing in the noise "
             "multiplier z, strictly increasing in the sampling probability q and in T, and strictly decreasing in "
@@ -819,7 +821,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.sec5.rdp_never_below_exact",
         paper="zo_o2nc",
-        location="§5 items 1, 2, 6 (RDP of Gaussians, composition, RDP -> DP); dpzero §5.2-§5.3",
+        location="§2 and §4.2 (RDP of Gaussian mechanisms, composition, RDP to (ε, δ)-DP); dpzero Lemma 2.2",
         statement=(
             "The accountant's epsilon is never below the exact epsilon: for T Gaussian steps (q = 1) with noise "
             "multiplier z (mu = sqrt(T)/z <= 20, delta in [1e-10, 1e-2]; full: [1e-15, 0.2]), "
@@ -839,7 +841,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.sec5.rdp_conversion_never_below_exact",
         paper="zo_o2nc",
-        location="§5 item 6 (RDP -> DP conversion); anchors §10; dp_accounting test_delta_bounds_gaussian",
+        location="§2 (RDP to (ε, δ)-DP conversion, zo_o2nc.E11); dp_accounting test_delta_bounds_gaussian",
         statement=(
             "Converting the subject's RDP curve of T Gaussian steps (q = 1, mu = sqrt(T)/z <= 20) on dp_accounting's "
             "default orders with the subject's epsilon_from_rdp never gives an epsilon below the exact GDP epsilon: "
@@ -857,7 +859,8 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.sec5.gaussian_profile_exact",
         paper="zo_o2nc",
-        location="§1.6, §5 item 1; dpzero §4 (Lemma 2.2 exact check), §5.2; Balle-Wang 2018 Thm 8",
+        location="§2 (Gaussian mechanism); dpzero Lemma 2.2 (checked against the exact profile); Balle-Wang 2018 "
+                 "Thm 8",
         statement=(
             "gaussian_delta(eps, mu) equals the exact profile Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), "
             "computed independently by mpmath quadrature of the privacy-loss integral, to 1e-10 relative for eps in "
@@ -876,7 +879,7 @@ CLAIMS = [
     Claim(
         id="dpzero.sec5_3.fractional_orders_quadrature",
         paper="dpzero",
-        location="§5.3 (fractional alpha: the two-series erfc formula); Mironov-Talwar-Zhang 2019 §3.3",
+        location="§5 and App. B.2 (RDP accountant at fractional α); Mironov-Talwar-Zhang 2019 §3.3",
         statement=(
             "At fractional orders the Poisson-subsampled Gaussian RDP (remove direction) equals log E_mu0[(mu/mu0)^alpha]"
             "/(alpha - 1) computed by mpmath quadrature of the defining integral, to 1e-10 relative, for alpha in "
@@ -894,7 +897,7 @@ CLAIMS = [
         ),
     ),
     _backend_claim(
-        "dpzero.backend.rdp_poisson_gaussian", "§5.3 (the RDP accountant of the experiments)",
+        "dpzero.backend.rdp_poisson_gaussian", "§5 and App. B.2 (the RDP accountant of the experiments)",
         "The subject's Poisson-subsampled Gaussian RDP equals the mpmath reference (40 digits) to 1e-10 relative at "
         "every order, for q in [1e-4, 1] and z in [0.3, 100] (quick: 5 (q, z) x 13 orders 1.1..1024; full: 48 x "
         "dp_accounting's 156 default orders).",
@@ -904,7 +907,7 @@ CLAIMS = [
                 "digits)", "rdp_poisson_gaussian", _linear_space_sum)),
     ),
     _backend_claim(
-        "dpzero.backend.epsilon_from_rdp", "§5.3 (conversion, Balle et al. 2020 Thm 21)",
+        "dpzero.backend.epsilon_from_rdp", "§5 and App. B.2 (RDP to (ε, δ) conversion; Balle et al. 2020 Thm 21)",
         "The subject's RDP -> epsilon conversion on dp_accounting's default orders equals the mpmath reference "
         "conversion of the same curve within 1e-10 max(eps, 1) for delta in [1e-12, 1e-2] (full: [1e-15, 0.3]).",
         ("epsilon_from_rdp",), _check_backend_conversion,
@@ -913,7 +916,7 @@ CLAIMS = [
                 "epsilon_from_rdp", _mironov_conversion)),
     ),
     _backend_claim(
-        "dpzero.backend.gaussian_delta", "§5.2 (exact GDP calibration)",
+        "dpzero.backend.gaussian_delta", "Lemma 2.2 (checked against exact Gaussian-DP calibration)",
         "The subject's exact Gaussian profile equals the mpmath reference to 1e-10 relative for eps in [0, 50], "
         "mu in [1e-3, 30], wherever delta >= 1e-300.",
         ("gaussian_delta",), _check_backend_profile,
@@ -924,7 +927,8 @@ CLAIMS = [
     Claim(
         id="dpzero.sec5_3.calibration_never_overshoots",
         paper="dpzero",
-        location="§5.3 (Opacus get_noise_multiplier: achieved eps in (target - 0.01, target]); §5.2",
+        location="§5 and App. B.2 (noise multiplier calibration: Opacus get_noise_multiplier, achieved ε in "
+                 "(target − 0.01, target])",
         statement=(
             "The calibrated noise multiplier z = noise_multiplier(target, delta, q, T) is private and not needlessly "
             "loose: the subject's own eps(z) <= target (strictly, no slack), for q = 1 also by the exact Gaussian "
@@ -943,7 +947,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.thm4_3.tree_rdp",
         paper="zo_o2nc",
-        location="Thm 4.3 (corrected, E3), §5 item 3; TF-Privacy compute_rdp_tree_restart",
+        location="Theorem 4.3 (corrected, zo_o2nc.E3); TF-Privacy compute_rdp_tree_restart",
         statement=(
             "Tree aggregation over n leaves with node noise multiplier z, restarted R times, has RDP R alpha "
             "(floor(log2 n) + 1)/(2 z^2) (the max participation count, summed over restarts), and the exact per-leaf "
@@ -965,7 +969,8 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.sec5.zcdp_conversion",
         paper="zo_o2nc",
-        location="§5 items 6-7 (zCDP view; Canonne-Kamath-Steinke 2020 optimal conversion as an extension)",
+        location="§2 and Theorem 4.3 ((α, αρ²/2)-RDP, i.e. ρ²/2-zCDP; Canonne-Kamath-Steinke 2020 conversion as "
+                 "an extension)",
         statement=(
             "The optimal zCDP conversion epsilon_from_zcdp(rho, delta) is at most Bun-Steinke's rho + 2 sqrt(rho "
             "ln(1/delta)) (relative 1e-12) and at least the exact epsilon of the Gaussian mechanism with rho = mu^2/2 "

@@ -1,5 +1,5 @@
 """Accounting errata: noise formulas printed in the papers that are not private as stated (dpzero.md §4 and
-§7 E5, zo_o2nc.md §4 Cor 4.4 and §7 E3, spider_sosp.md §5 item 7).
+§7 dpzero.E5, zo_o2nc.md §4 Cor 4.4 and §7 zo_o2nc.E3, spider_sosp.md §5 item 7).
 
 Each check evaluates the subject's implementation of the printed formula (``dpzero_lemma22_sigma``,
 ``zo_o2nc_cor44_sigma``, ``spider_sosp_sigma``) exactly — with the subject's exact Gaussian profile
@@ -35,7 +35,7 @@ def _delta_of(subject, epsilon, mu) -> float:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# dpzero Lemma 2.2 (Kairouz–Oh–Viswanath), erratum E5
+# dpzero Lemma 2.2 (Kairouz–Oh–Viswanath), erratum dpzero.E5
 
 
 #: (ε, δ) where Lemma 2.2's σ is not (ε, δ)-DP (first failures: ≈83 at δ = 0.5, ≈169 at 1e-5, ≈189 at 1e-6)
@@ -50,7 +50,7 @@ LEMMA22_FIRST_FAILURE = ((0.5, 82.0, 85.0), (1e-5, 168.0, 171.0))
 
 def _lemma22_mu(subject, steps, epsilon, delta, sensitivity=1.0):
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)  # implementations may warn beyond ε = 80 (E5); that is the point
+        warnings.simplefilter("ignore", UserWarning)  # implementations may warn beyond ε = 80 (dpzero.E5); that is the point
         sigma = float(subject.dpzero_lemma22_sigma(sensitivity, steps, epsilon, delta))
     return math.sqrt(steps) * sensitivity / sigma if sigma > 0 else math.inf
 
@@ -140,7 +140,7 @@ def _profile_complement_cdf(original):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# zo_o2nc Corollary 4.4, erratum E3
+# zo_o2nc Corollary 4.4, erratum zo_o2nc.E3
 
 
 COR44 = {"d": 10, "lipschitz": 1.0, "B2": 1, "rho": 1.0}
@@ -304,7 +304,7 @@ def _gdp_with_zero_out_sensitivity(original):
 
 
 def _one_leaf_per_record(original):
-    """μ with k_adj = 1 for the global tree (the restart leaf −δ_i forgotten, spider_sosp A5)."""
+    """μ with k_adj = 1 for the global tree (the restart leaf −δ_i forgotten, spider_sosp.E5)."""
 
     def spider_sosp_mu(sigma, **kwargs):
         return original(sigma, **dict(kwargs, tree_scope="segment"))
@@ -319,7 +319,7 @@ CLAIMS = [
     Claim(
         id="dpzero.lemma2_2.large_epsilon",
         paper="dpzero",
-        location="Lemma 2.2 ('for any eps > 0'); §4 exact check; §5.1; erratum E5",
+        location="Lemma 2.2 ('for any eps > 0'); dpzero.E5",
         statement=(
             "Printed: Lemma 2.2's sigma = 2 Delta sqrt(2T log(e + eps/delta))/eps makes T adaptive Gaussian steps "
             "(eps, delta)-DP for every eps > 0. False: exactly (mu = sqrt(T) Delta/sigma-GDP) delta_exact(eps) = 0.2968 "
@@ -332,7 +332,7 @@ CLAIMS = [
         check=_check_lemma22,
         mutants=(
             mutant("sigma_halved", "the factor 2 of 2 Delta dropped", "dpzero_lemma22_sigma", _sigma_halved),
-            mutant("variance_as_std", "returns sigma^2 (the paper calls it a variance, E1) as the std",
+            mutant("variance_as_std", "returns sigma^2 (the paper calls it a variance, dpzero.E1) as the std",
                    "dpzero_lemma22_sigma", _variance_as_std),
             mutant("exp_minus_eps", "profile with e^-eps instead of e^eps", "gaussian_delta", _profile_exp_minus_eps),
             mutant("complement_cdf", "profile with Phi(-x) formed as 1 - Phi(x) in float64: right for large delta, "
@@ -343,7 +343,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.cor4_4.tree_constant",
         paper="zo_o2nc",
-        location="Cor 4.4 (sigma = sqrt(2 ln T) s/rho), Thm 4.3 proof; erratum E3; spec §4 Cor 4.4 exact check",
+        location="Corollary 4.4 (sigma = sqrt(2 ln T) s/rho), Theorem 4.3 proof; zo_o2nc.E3",
         statement=(
             "Printed: with B1 >= T B2/2, sigma = sqrt(2 ln T) s_2/rho makes one epoch (alpha, alpha rho^2/2)-RDP. "
             "False when s_1 = s_2 (B1 = T B2/2): the exact tree RDP is rho_exact^2/rho^2 = (floor(log2 T) + 1)/(2 ln T) "
@@ -366,7 +366,8 @@ CLAIMS = [
     Claim(
         id="spider_sosp.sec5.noise_rules",
         paper="spider_sosp",
-        location="§5 items 3-7 (Thm 3.11, Lemmas 3.7/3.8 sigma rules); §7 A1, A3, A5; spec §8 T24, T25",
+        location="Theorem 2.2, Lemmas 3.7 and 3.8, Theorem 3.11 (the sigma rules); spider_sosp.E1, "
+                 "spider_sosp.E3, spider_sosp.E5",
         statement=(
             "Printed: the tree noise of Theorem 3.11 (sigma = alpha/sqrt(d)) and of Lemmas 3.7/3.8 (sigma = 2 "
             "ln(1/delta) alpha/sqrt(d)) makes Algorithm 2 (eps, delta)-DP. False: exactly (mu-GDP with mu = sbar "
@@ -381,7 +382,7 @@ CLAIMS = [
         mutants=(
             mutant("zero_out_sensitivity", "gdp_exact uses the zero-out sensitivity under replace-one (c_adj = 1)",
                    "spider_sosp_sigma", _gdp_with_zero_out_sensitivity),
-            mutant("one_leaf_per_record", "mu of the global tree counts one changed leaf, not two (A5)",
+            mutant("one_leaf_per_record", "mu of the global tree counts one changed leaf, not two (spider_sosp.E5)",
                    "spider_sosp_mu", _one_leaf_per_record),
             mutant("exp_minus_eps", "profile with e^-eps instead of e^eps", "gaussian_delta", _profile_exp_minus_eps),
         ),

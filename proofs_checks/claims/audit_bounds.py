@@ -28,7 +28,7 @@ from ..stats import POWER, TestResult
 from ._common import combine, decide, deterministic, mutant
 
 CONFIDENCE = 0.95  # the audits' joint confidence; declared exceedance rate 1 − CONFIDENCE
-LOCATION = "audit of the Gaussian mechanism (dpzero §5.2, Lemma 2.2)"
+LOCATION = "audit of the Gaussian mechanism (Lemma 2.2; Algorithm 2 line 6)"
 _BLOCK = 10_000  # repetitions simulated at a time
 
 

@@ -325,7 +325,7 @@ def _backend_claim(id_, paper, location, statement, requires, check, mutants):
 
 CLAIMS = [
     _backend_claim(
-        "zo_o2nc.backend.two_point_estimate", "zo_o2nc", "Alg 1 (GRAD), Alg 6; dpzero eq. (2)",
+        "zo_o2nc.backend.two_point_estimate", "zo_o2nc", "Algorithm 1 (GRAD), Algorithm 6; dpzero eq. (2)",
         "On the same directions and data, the subject's two-point estimator (unit sphere, sqrt(d) sphere, "
         "Gaussian directions) equals the mpmath reference within the float64 forward error bound.",
         ("two_point_estimate",), _check_two_point,
@@ -339,7 +339,7 @@ CLAIMS = [
         (mutant("float32", "accumulates in float32", "one_point_estimate", _float32_result),),
     ),
     _backend_claim(
-        "zo_o2nc.backend.diff_estimate", "zo_o2nc", "Alg 2 (DIFF)",
+        "zo_o2nc.backend.diff_estimate", "zo_o2nc", "Algorithm 2 (DIFF)",
         "The subject's gradient-difference estimator equals the mpmath reference within the float64 error bound.",
         ("diff_estimate",), _check_diff,
         (mutant("uncoupled", "y is evaluated along a different direction than x (coupling broken)",
@@ -347,34 +347,34 @@ CLAIMS = [
          mutant("float32", "accumulates in float32", "diff_estimate", _float32_result)),
     ),
     _backend_claim(
-        "dpzero.backend.finite_differences", "dpzero", "Alg 2 line 4 (a_i)",
+        "dpzero.backend.finite_differences", "dpzero", "Algorithm 2 line 4 (a_i)",
         "The subject's per-sample finite differences equal the mpmath reference within the float64 error bound.",
         ("per_sample_finite_differences",), _check_finite_differences,
         (mutant("halved", "divides by 4 lambda instead of 2 lambda", "per_sample_finite_differences", _fd_halved),
          mutant("float32", "accumulates in float32", "per_sample_finite_differences", _float32_result)),
     ),
     _backend_claim(
-        "zo_o2nc.backend.tree_aggregate", "zo_o2nc", "Alg 5, Theorem 4.3",
+        "zo_o2nc.backend.tree_aggregate", "zo_o2nc", "Algorithm 5, Theorem 4.3",
         "The subject's tree aggregation equals the mpmath reference within gamma_{2n} times the prefix magnitudes.",
         ("tree_aggregate",), _check_tree_aggregate,
         (mutant("last_leaf_dropped", "the newest leaf is missing from the last prefix", "tree_aggregate", _tree_last_leaf_dropped),
          mutant("float32", "accumulates in float32", "tree_aggregate", _float32_result)),
     ),
     _backend_claim(
-        "dpzero.backend.clipped_mean", "dpzero", "§1.2, Alg 1 line 5, Alg 2",
+        "dpzero.backend.clipped_mean", "dpzero", "§2.1 (clip_C), Algorithm 1 line 5, Algorithm 2",
         "The subject's clipped mean equals the mpmath reference within the float64 error bound.",
         ("clipped_mean",), _check_clipped_mean,
         (mutant("divides_by_n_minus_1", "normalises by n - 1", "clipped_mean", _clip_mean_by_clipped_count),),
     ),
     _backend_claim(
-        "dpzero.backend.gaussian_mechanism", "dpzero", "Alg 2 line 6 (z_t)",
+        "dpzero.backend.gaussian_mechanism", "dpzero", "Algorithm 2 line 6 (z_t)",
         "From the same generator state the subject's Gaussian mechanism returns the reference's output "
         "(same single standard-normal draw).",
         ("gaussian_mechanism",), _check_gaussian_mechanism,
         (mutant("extra_draw", "draws one extra normal first (schedule mismatch)", "gaussian_mechanism", _noise_double_draw),),
     ),
     _backend_claim(
-        "zo_o2nc.backend.samplers", "zo_o2nc", "§1.5; dpzero §2.0",
+        "zo_o2nc.backend.samplers", "zo_o2nc", "§2 (uniform sphere and ball); dpzero eq. (2)",
         "From the same generator state the subject's samplers return the reference's directions "
         "(same draw schedule), within float64 normalisation rounding.",
         ("sample_sphere", "sample_ball", "sample_gaussian"), _check_samplers,

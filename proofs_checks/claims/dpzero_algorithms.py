@@ -5,7 +5,7 @@ plans): claims about the algorithms as a subject runs them (spec dpzero.md §8 T
 Every check calls the subject's ``dpzero`` / ``dpgd_zeroth_order`` / ``dpgd`` / ``privacy_plan`` /
 ``direction_for_step``; ground truth is computed here independently (Lemma 2.2's σ in mpmath, F and
 ∇F from ``reference.objectives`` / ``reference.objectives_dpzero``, full-batch zeroth-order GD by hand,
-the E13 "noise from the direction stream" prediction from ``reference.rng``). Problems are small
+the dpzero.E13 "noise from the direction stream" prediction from ``reference.rng``). Problems are small
 enough for the reference, which loops in Python; the subject is always called with integer seeds, one
 run per call.
 
@@ -125,11 +125,11 @@ def _independence(noise, other, level, label):
 def _alg2_with_bug(bug: str):
     """A transform whose result runs full-batch Algorithm 2 with ``bug`` (other batchings: original).
 
-    bugs: "noise_from_direction" (E13: z_t is the next normal of the direction generator of step t),
+    bugs: "noise_from_direction" (dpzero.E13: z_t is the next normal of the direction generator of step t),
     "half_noise" (noise σ/2, the plan still says σ), "half_sensitivity" (plan with Δ = C/n and σ/2),
     "ascent" (x_{t+1} = x_t + α ŝ_t u_t), "vector_noise" (the DPGD-0th view of DPZero: g_i = a_i u_t
     clipped at C√d has sensitivity 2C√d/n, so its noise is N(0, dσ² I_d), added along all axes),
-    "radius_d" (directions of norm d instead of √d, E17), "raw_unscaled" (raw_difference mode
+    "radius_d" (directions of norm d instead of √d, dpzero.E17), "raw_unscaled" (raw_difference mode
     releases f+ − f− scale, without the 1/(2λ)).
     """
 
@@ -439,7 +439,7 @@ def _poisson_realised_normaliser(original):
 
 
 # ---------------------------------------------------------------------------------------------------
-# 2. Noise law and independence (Alg 2 line 6; spec T22, T23b, erratum E13)
+# 2. Noise law and independence (Alg 2 line 6; spec T22, T23b, erratum dpzero.E13)
 
 
 def _check_noise_law(subject, ctx):
@@ -467,7 +467,7 @@ def _check_noise_law(subject, ctx):
         m[t] = np.mean(np.clip(rows @ u, -clip, clip))
         first[t] = u[0]
         direction_rng, _ = _direction(seed, t, d, "sphere")
-        e13[t] = direction_rng.standard_normal()  # what the public code's z_t would be (E13)
+        e13[t] = direction_rng.standard_normal()  # what the public code's z_t would be (dpzero.E13)
     noise_a = (np.asarray(run_a.releases, dtype=np.float64) - m) / sigma
     noise_b = (np.asarray(run_b.releases, dtype=np.float64) - m) / sigma
     sub = ctx.split(5)
@@ -483,7 +483,7 @@ def _check_noise_law(subject, ctx):
         decide(_independence(noise_a, first, sub.level, "u_t[0]"), sub,
                detail="noise vs the public u_t[0]: Σ z_t u_t0/√Σu_t0² ~ N(0,1)"),
         decide(_independence(noise_a, e13, sub.level, "the direction stream's next normal"), sub,
-               detail="noise vs the next normal of the direction generator of step t (E13 coupling)"),
+               detail="noise vs the next normal of the direction generator of step t (dpzero.E13 coupling)"),
         decide(_independence(noise_a, noise_b, sub.level, "the noise under another noise_seed"), sub,
                detail="noise under two noise seeds, same public seed (T23b: the noise is not a function of the "
                       "public seed)"),
@@ -571,7 +571,7 @@ def _check_reductions(subject, ctx):
                                detail=f"τ ∈ {{0, 1, 2}} and output = trajectory[τ], final = trajectory[T] over 30 "
                                       f"seeds with T = 3 ({len(bad)} violations)"))
 
-    # (f) raw_difference with C' = normalized with C = C'/(2λ) (T36, E18), noise off and on
+    # (f) raw_difference with C' = normalized with C = C'/(2λ) (T36, dpzero.E18), noise off and on
     raw_clip = 2 * lam * 0.8  # |f+ − f−| ≈ 2λ|<u, ∇f>| reaches 2λ√d·L: part of the samples are clipped
     for noise in ("none", "gaussian"):
         private = dict(epsilon=4.0, delta=1e-5) if noise == "gaussian" else {}
@@ -632,7 +632,7 @@ def _check_one_step(algorithm: str):
 
         E F(x_1) <= F(x_0) − (α/2)(1 − 2(r+2)ℓα)‖∇F(x_0)‖² + ℓ²αλ²d²(d + 2rℓα)/8 + ℓα²rσ²/2.
 
-    The quadratic is not Lipschitz (E10), but the Taylor step is exact with H = A and the proof needs no
+    The quadratic is not Lipschitz (dpzero.E10), but the Taylor step is exact with H = A and the proof needs no
     L once no sample is clipped: C is set from the per-sample gradients at x_0 (|a_i| <= ‖x_0 − x_i‖√d
     for a quadratic, ‖g_i‖ <= ‖x_0 − x_i‖d for Alg 1) and clip_counts == 0 is checked.
     """
@@ -677,7 +677,7 @@ def _check_one_step(algorithm: str):
 
 
 # ---------------------------------------------------------------------------------------------------
-# 5. Theorem 3 utility bound (7) (spec T31, E6, E15)
+# 5. Theorem 3 utility bound (7) (spec T31, dpzero.E6, dpzero.E15)
 
 
 def _separable_logistic(d, n, gen):
@@ -714,7 +714,7 @@ def _gradient_norm_squared(objective):
 
 
 #: quick: a short horizon T with the proof's display (the terms of (7) before T is substituted), which
-#: holds for any T; full: the theorem's T_int with min(RHS(7), L²) (dpzero.md E15: n·ε ≳ 2×10⁴).
+#: holds for any T; full: the theorem's T_int with min(RHS(7), L²) (dpzero.E15: n·ε ≳ 2×10⁴).
 UTILITY_QUICK = dict(n=40, d=10, epsilon=80.0, delta=0.1, steps=60, runs=20)
 UTILITY_FULL = dict(n=200, d=10, epsilon=75.0, delta=1e-5, steps=None, runs=20)
 
@@ -793,7 +793,7 @@ CLAIMS = [
     Claim(
         id="dpzero.alg2.transcript_sensitivity",
         paper="dpzero",
-        location="Theorem 3 (privacy), Theorem 1, Lemma 2.2, §2.1 DP-GD; spec §5.1, §2.5, T15–T17, T19, T35",
+        location="Theorem 3 (privacy), Theorem 1, Lemma 2.2, §2.1 (DP-GD); dpzero.E21 (mini-batches)",
         statement="With the same public seed and secret noise seed, runs on replace-one neighbours S, S' use "
                   "identical directions and releases that differ by at most Δ = 2C/n per step (scalar ŝ_t for "
                   "Alg 2, ℓ2 for Alg 1 and DP-GD), attained when one record's clipped value moves from +C to −C; "
@@ -815,15 +815,15 @@ CLAIMS = [
     Claim(
         id="dpzero.alg2.noise_law",
         paper="dpzero",
-        location="Alg 2 line 6; §5.4 rules 1–2; spec T22, T23b, erratum E13",
+        location="Algorithm 2 line 6; dpzero.E13 (the public code's noise)",
         statement="The released ŝ_t − m_t are i.i.d. N(0, σ²) with Lemma 2.2's σ, independent of the public "
-                  "directions and of the direction stream (erratum E13: the public code drew z_t from the "
+                  "directions and of the direction stream (erratum dpzero.E13: the public code drew z_t from the "
                   "direction seed), and change with the secret noise seed.",
         kind="monte_carlo",
         requires=("dpzero", "direction_for_step"),
         check=_check_noise_law,
         mutants=(
-            mutant("noise_from_direction_stream", "z_t drawn right after u_t from the direction generator (E13)",
+            mutant("noise_from_direction_stream", "z_t drawn right after u_t from the direction generator (dpzero.E13)",
                    "dpzero", _alg2_with_bug("noise_from_direction")),
             mutant("half_noise", "noise σ/2 while the plan states σ", "dpzero", _alg2_with_bug("half_noise")),
         ),
@@ -831,7 +831,7 @@ CLAIMS = [
     Claim(
         id="dpzero.alg2.reductions",
         paper="dpzero",
-        location="Alg 1, Alg 2, §2.4 (seed trick), §2.7 (output), §B.2 / E18; spec T24–T27, T36",
+        location="Algorithm 1, Algorithm 2, §5 (seed trick, output rule), App. B.2; dpzero.E18",
         statement="With noise off and C = ∞, DPZero is full-batch ZO-GD x − α((F(x+λu) − F(x−λu))/(2λ))u "
                   "(also d = 1, Gaussian directions) and DPGD-0th takes the same steps; equal seeds give bitwise "
                   "equal runs; another noise seed changes every release but not the directions; the output is "
@@ -849,7 +849,7 @@ CLAIMS = [
     Claim(
         id="dpzero.thm2.one_step_descent",
         paper="dpzero",
-        location="Theorem 2, eq. (15) (App. D); spec T29",
+        location="Theorem 2, eq. (15) (App. D)",
         statement="For Alg 1 at a fixed x with no clipping, E F(x_{t+1}) <= F(x_t) − (α/2)(1 − 2(r+2)ℓα)‖∇F‖² "
                   "+ ℓ²αλ²d²(d + 2rℓα)/8 + ℓα²rσ²/2 (checked on a quadratic, H = A = I, r = d, ℓ = 1).",
         kind="monte_carlo",
@@ -864,7 +864,7 @@ CLAIMS = [
     Claim(
         id="dpzero.thm3.one_step_descent_no_clip",
         paper="dpzero",
-        location="Theorem 3, eq. (22) with P(Q) = 1 (App. E), Remark 4.2; spec T29",
+        location="Theorem 3, eq. (22) with P(Q) = 1 (App. E), Remark 4.2",
         statement="For Alg 2 at a fixed x with no clipping (P(Q) = 1), E F(x_{t+1}) <= F(x_t) − (α/2)(1 − "
                   "2(r+2)ℓα)‖∇F‖² + ℓ²α(d + 2ℓαr)λ²d²/8 + ℓα²rσ²/2: the scalar noise along u_t costs "
                   "E‖z_t u_t‖²_H = σ² Tr H.",
@@ -880,7 +880,7 @@ CLAIMS = [
     Claim(
         id="dpzero.thm3.utility_bound",
         paper="dpzero",
-        location="Theorem 3, eq. (7) and the display after (22) (App. E); spec T31, E6, E15",
+        location="Theorem 3, eq. (7) and the display after (22) (App. E); dpzero.E6, dpzero.E15",
         statement="With Theorem 3's α, C, λ and σ on an Assumption-3.5 problem (spec P2), E_τ‖∇F(x_τ)‖² is at "
                   "most the proof's bound 4·gap/(αT) + 2ℓαrσ² + ℓ²d³λ² + 4L²d·nT·2√(2π)e^{−C₀²/8L²} (quick: a "
                   "short horizon T) and at most min(RHS(7), L²) at the theorem's T (full budget).",
@@ -892,13 +892,13 @@ CLAIMS = [
     Claim(
         id="dpzero.thm3.clipping_probability",
         paper="dpzero",
-        location="Text after Alg 2, App. E (Lemma C.1(ii)); spec T30",
+        location="Text after Algorithm 2, App. E (Lemma C.1(ii))",
         statement="With C >= C₀ + ℓλd/2 and L-Lipschitz samples, each (t, i) is clipped with probability at "
                   "most 2√(2π)exp(−C₀²/(8L²)), whatever x_t is.",
         kind="monte_carlo",
         requires=("dpzero",),
         check=_check_clipping_probability,
-        mutants=(mutant("direction_radius_d", "directions of norm d instead of √d (E17)", "dpzero",
+        mutants=(mutant("direction_radius_d", "directions of norm d instead of √d (dpzero.E17)", "dpzero",
                         _alg2_with_bug("radius_d")),),
     ),
 ]

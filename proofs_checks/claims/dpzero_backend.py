@@ -622,7 +622,7 @@ def _check_replicates(subject, ctx):
 def _naive_dpzero(bug: str):
     """A loop implementation of Alg 2 (single runs) with one bug:
 
-    * "direction_noise": z_t drawn from the direction stream right after u_t (the public code, E13);
+    * "direction_noise": z_t drawn from the direction stream right after u_t (the public code, dpzero.E13);
     * "realised_normaliser": Poisson batches averaged over |B_t| instead of the fixed B;
     * "float32_drift": x kept in float32 and perturbed in place, x += λu; x −= 2λu; x += λu.
     """
@@ -785,13 +785,13 @@ def _backend_claim(id_, location, statement, requires, check, mutants):
 
 CLAIMS = [
     _backend_claim(
-        "dpzero.backend.dpzero", "Alg 2; §2.5 variants; §5 accountants",
+        "dpzero.backend.dpzero", "Algorithm 2; §5 (experiment variants and accountants); dpzero.E7",
         "On the same seeds the subject's DPZero run (sphere/Gaussian directions, normalized/raw-difference "
         "clipping, full/Poisson/shuffled batches with each accountant, or no noise) has the reference's output "
         "index, ledger and diagnostics exactly, and each of its steps is the exact step from its previous iterate "
         "within the float64 one-step error bound.",
         ("dpzero",), _check_dpzero,
-        (mutant("direction_noise", "z_t drawn from the public direction stream after u_t (E13)", "dpzero",
+        (mutant("direction_noise", "z_t drawn from the public direction stream after u_t (dpzero.E13)", "dpzero",
                 _naive_dpzero("direction_noise")),
          mutant("last_iterate", "outputs x_{T-1} instead of x_tau", "dpzero", _last_iterate),
          mutant("realised_normaliser", "Poisson mean divided by |B_t| instead of B", "dpzero",
@@ -800,7 +800,7 @@ CLAIMS = [
                 "dpzero", _naive_dpzero("float32_drift"))),
     ),
     _backend_claim(
-        "dpzero.backend.dpgd_zeroth_order", "Alg 1 (DPGD-0th)",
+        "dpzero.backend.dpgd_zeroth_order", "Algorithm 1 (DPGD-0th)",
         "On the same seeds the subject's DPGD-0th run has the reference's output index, ledger and diagnostics "
         "exactly, and each step (vector clipping of a_i u_t, d-dimensional noise) is the exact step within the "
         "float64 one-step bound.",
@@ -817,7 +817,7 @@ CLAIMS = [
          mutant("last_iterate", "outputs x_{T-1} instead of x_tau", "dpgd", _last_iterate)),
     ),
     _backend_claim(
-        "dpzero.backend.mezo", "§2.4 (MeZO), §B.2 (MeZO with clipping)",
+        "dpzero.backend.mezo", "§5 (MeZO), App. B.2 (MeZO with clipping); dpzero.E8",
         "On the same seed the subject's MeZO run (Gaussian or sphere directions, with clipping) has the "
         "reference's output index, ledger and diagnostics exactly, and each step is the exact step within the "
         "float64 bound.",
@@ -827,7 +827,7 @@ CLAIMS = [
          mutant("clip_ignored", "clip_threshold ignored (plain MeZO)", "mezo", _clip_ignored)),
     ),
     _backend_claim(
-        "dpzero.backend.replicates", "Alg 1, Alg 2, DP-GD, MeZO; randomness contract",
+        "dpzero.backend.replicates", "Algorithm 1, Algorithm 2, DP-GD, MeZO; randomness contract",
         "A subject that batches replicates (seed and noise_seed as 1-D arrays of length R, or one public seed "
         "with an array of noise seeds) returns in replicate r the reference's single run with seed[r], "
         "noise_seed[r]: same output index, ledger and diagnostics, every step exact within the float64 one-step "

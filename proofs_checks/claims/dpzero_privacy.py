@@ -17,7 +17,7 @@ secret seed. This claim attacks a subject's ``dpzero`` run with the DEFAULT secr
   derive), with the keys ("dpzero", "noise"), ("dpzero", "sampling"), ("dpzero", "output"), ("dpzero",) and
   plain ``numpy.random.default_rng``; under the public seed itself, the ledger integers and the public seeds
   of the call also the per-step keys ("dpzero", "noise", t), ("dpzero", "direction", t) (its first normal)
-  and the normal drawn right after u_t from the direction generator (erratum E13 of the public code).
+  and the normal drawn right after u_t from the direction generator (erratum dpzero.E13 of the public code).
   Offsets and spawned children are regenerated with the run-level keys only.
 
 Three tests, each at level/3 (Bonferroni), on the residuals of ``runs`` single runs plus one more run with
@@ -90,7 +90,7 @@ LONG_SEQUENCE = 16
 #: Streams of the whole run: generator(*key).standard_normal(T) (or default_rng(seed)).
 RUN_FAMILIES = ("noise", "sampling", "output", "paper", "numpy")  # "paper": the key ("dpzero",)
 #: Streams of one generator per step: the t-th value is the first normal of generator(*key, t) (or the normal
-#: right after u_t from the direction generator of step t: "direction[t]+u", erratum E13).
+#: right after u_t from the direction generator of step t: "direction[t]+u", erratum dpzero.E13).
 STEP_FAMILIES = ("noise[t]", "direction[t]", "direction[t]+u")
 PRIMARY = RUN_FAMILIES + STEP_FAMILIES
 SECONDARY = ("noise", "sampling", "numpy")
@@ -124,7 +124,7 @@ def _stream(seed: int, family: str, steps: int) -> np.ndarray:
             out[t] = streams.generator(KEY, "noise", t).standard_normal()
         elif family == "direction[t]":
             out[t] = streams.generator(KEY, "direction", t).standard_normal()
-        else:  # "direction[t]+u": the next normal after drawing u_t (E13)
+        else:  # "direction[t]+u": the next normal after drawing u_t (dpzero.E13)
             rng = streams.generator(KEY, "direction", t)
             sample_sphere(rng, (), DIM, radius=math.sqrt(DIM))
             out[t] = rng.standard_normal()
@@ -468,7 +468,7 @@ CLAIMS = [
     Claim(
         id="dpzero.seed_trick.public_streams_reveal_no_noise",
         paper="dpzero",
-        location="§2.4 (seed trick), Alg 2 line 5, Theorem 3 (privacy)",
+        location="§5 (seed trick), Algorithm 2 line 5, Theorem 3 (privacy); dpzero.E13",
         statement="Under the default secret randomness (no noise_seed), publishing everything public — the public "
                   "seed, the directions, the hyper-parameters, τ and the published ledger — reveals nothing about "
                   "the noise: the residual ŝ_t − m_t of a run is N(0, σ²) noise that no stream regenerated from "

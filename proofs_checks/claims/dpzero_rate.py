@@ -20,7 +20,7 @@ with Remark 3.4's clip C = Ld adds N(0, σ²I_d) with σ ∝ C ∝ d, so its err
 
 Hyperparameters: α and T of Theorem 3 (``theorem3_settings``; they do not depend on d), held fixed for
 every d (spec T32); λ = Theorem 3's λ_max at each d. n = 12, ε = 80, δ = 1e-5 (Lemma 2.2 is verified for
-ε <= 80, E5): n·ε ≈ 1000 is about the smallest at which DPGD-0th is below saturation at d = k, so that its
+ε <= 80, dpzero.E5): n·ε ≈ 1000 is about the smallest at which DPGD-0th is below saturation at d = k, so that its
 growth can show, and a run costs ∝ n·T with T ∝ n·ε, hence the small n (the reference loops over samples).
 DPZero's clip threshold is C = L = 1 (E[a_i²] = ‖∇f_i‖² <= L² by Lemma C.1(ii), so C = L clips only the
 tail, ~1% of the samples), not Theorem 3's 4L̃ ≈ 16.4: that C makes σ 16 times larger and the iterates
@@ -57,7 +57,7 @@ Algorithm 1 (C·d), DPGD-0th with σ/d. Not mutants, and why:
   * DPZero adding d-dimensional noise z ∈ R^d (std σ per coordinate) instead of z·u_t: it has the same
     second moment, E[(z u)(z u)^T] = σ²I_d = E[z z^T], so it adds the same σ²Tr(H) to every one-step
     expectation and no utility metric can see it (a privacy audit is the place for it).
-  * DPZero with unit-norm directions (E17): a d-fold slowdown whose slope is capped by
+  * DPZero with unit-norm directions (dpzero.E17): a d-fold slowdown whose slope is capped by
     log(‖∇F(x₀)‖²/M(d_min))/log(d_max/d_min); on some (P2) draws it is below s (soak: 1 pass in 8).
 """
 
@@ -298,7 +298,7 @@ def _noise_factor(factor_of_d):
     def transform(original):
         def scaled(loss, data, x0, *, epsilon, delta, **kwargs):
             eps = _lemma22_epsilon_for_factor(epsilon, delta, factor_of_d(np.shape(x0)[-1]))
-            with warnings.catch_warnings():  # ε' > 80 for the DPGD-0th mutant (E5): a mutant may be unprivate
+            with warnings.catch_warnings():  # ε' > 80 for the DPGD-0th mutant (dpzero.E5): a mutant may be unprivate
                 warnings.simplefilter("ignore")
                 return original(loss, data, x0, epsilon=eps, delta=delta, **kwargs)
         return scaled
@@ -316,7 +316,7 @@ CLAIMS = [
     Claim(
         id="dpzero.table1.dimension_independence",
         paper="dpzero",
-        location="Table 1; Remarks 3.6, 4.1; Figure 1(c); spec §8 T32",
+        location="Table 1; Remarks 3.6, 4.1; Figure 1(c)",
         statement=(
             "Under Assumption 3.5 with r = O(1) (here (P2), r <= 3), DPZero's error E_tau|grad F(x_tau)|^2 at "
             "fixed (alpha, T, C) does not grow with d: its log-log slope lies within ±s(d1, d2) = "

@@ -617,7 +617,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.lemma2_2.iv_unbiased",
         paper="zo_o2nc",
-        location="Lemma 2.2(iv); spec §4, §8 test 20",
+        location="Lemma 2.2(iv)",
         statement="For L-Lipschitz h and u uniform on the unit sphere, E[(d/δ) h(x+δu) u] = "
                   "E[(d/(2δ))(h(x+δu) − h(x−δu)) u] = ∇ĥ_δ(x), checked against the closed form for the "
                   "nonsmooth ridges h = L|<a,x> − c| and L·min(|<a,x> − c|, τ).",
@@ -633,7 +633,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.lemma3_1.unbiased",
         paper="zo_o2nc",
-        location="Lemma 3.1 (unbiasedness), Alg 1; spec §8 tests 11-12",
+        location="Lemma 3.1 (unbiasedness), Algorithm 1",
         statement="Conditionally on the batch, E[GRAD_{f,δ}(x, z_{1:b})] = (1/b) Σ_i ∇f̂_δ(x; z_i) "
                   "(d unit-sphere directions per sample), checked on fixed batches of nonsmooth ridges (S1, S2).",
         kind="monte_carlo",
@@ -649,7 +649,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.lemma3_1.variance",
         paper="zo_o2nc",
-        location="Lemma 3.1 (variance); spec §4, §8 tests 10, 13",
+        location="Lemma 3.1 (variance)",
         statement="E‖GRAD − ∇F̂_δ(x)‖² ≤ 16dL²/b; for f(x; z) = <a, x> it equals (d−1)‖a‖²/(db) exactly.",
         kind="monte_carlo",
         requires=("two_point_estimate",),
@@ -659,7 +659,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.lemma3_1.sensitivity",
         paper="zo_o2nc",
-        location="Lemma 3.1 (sensitivity); spec §4, §7 E15, §8 tests 14-15",
+        location="Lemma 3.1 (sensitivity); zo_o2nc.E15",
         statement="With shared directions u_ij (unit norm), replace-one neighbouring batches give "
                   "‖GRAD(x, z) − GRAD(x, z')‖ ≤ 2dL/b, with equality for u_ij ≡ e and f = ±L<e, x>.",
         kind="privacy",
@@ -674,7 +674,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.lemma3_2.unbiased",
         paper="zo_o2nc",
-        location="Lemma 3.2 (unbiasedness), Alg 2; spec §8 tests 16-17",
+        location="Lemma 3.2 (unbiasedness), Algorithm 2",
         statement="E[DIFF_{f,δ}(x, y, z_{1:b}) | z] = (1/b) Σ_i (∇f̂_δ(x; z_i) − ∇f̂_δ(y; z_i)); "
                   "the mean is 0 for linear f.",
         kind="monte_carlo",
@@ -685,7 +685,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.lemma3_2.variance",
         paper="zo_o2nc",
-        location="Lemma 3.2 (variance); spec §4, §8 tests 16, 18",
+        location="Lemma 3.2 (variance)",
         statement="E‖DIFF − (∇F̂_δ(x) − ∇F̂_δ(y))‖² ≤ 16dL²‖x−y‖²/(bδ²); for linear f = <a, x> it equals "
                   "d<a, x−y>²/(bδ²), which is 1/16 of the bound when x − y ∥ a.",
         kind="monte_carlo",
@@ -696,7 +696,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.lemma3_2.sensitivity",
         paper="zo_o2nc",
-        location="Lemma 3.2 (sensitivity); spec §4, §8 test 19",
+        location="Lemma 3.2 (sensitivity); zo_o2nc.E15",
         statement="With shared directions, ‖DIFF(x, y, z) − DIFF(x, y, z')‖ ≤ 2dL‖x−y‖/(bδ), with equality "
                   "for u_ij ≡ e, x − y ∥ e and f = ±L<e, x>.",
         kind="privacy",
@@ -707,7 +707,7 @@ CLAIMS = [
     Claim(
         id="dpzero.eq2.linear_variance",
         paper="dpzero",
-        location="Eq. (2), Lemma C.1(iii); §2.4 (Gaussian directions)",
+        location="Eq. (2), Lemma C.1(iii); §5 (Gaussian directions)",
         statement="For f(x) = <a, x> and one direction, g = c·fd·u has E[g] = a and E‖g − a‖² = (d−1)‖a‖² "
                   "for unit-sphere (c = d) and √d-sphere (c = 1) directions, and (d+1)‖a‖² for Gaussian "
                   "directions (c = 1; checked through its truncation E min(‖g − a‖², 4(d+1)‖a‖²)).",

@@ -404,7 +404,7 @@ CLAIMS = [
     Claim(
         id="dpzero.sec1_2.clip_properties",
         paper="dpzero",
-        location="§1.2 (Notation of §2: clip_C), §2.0 clip_scalar / clip_vector",
+        location="§2.1 (clip_C, with clip_C(0) = 0: dpzero.E20)",
         statement=(
             "clip_C(v) = v min(1, C/||v||) with clip_C(0) = 0 satisfies ||clip_C(v)|| <= C, is the identity on "
             "the ball ||v|| <= C, is idempotent and preserves the direction of v; the scalar clip is "
@@ -425,7 +425,7 @@ CLAIMS = [
     Claim(
         id="dpzero.sec1_2.clipped_mean_sensitivity",
         paper="dpzero",
-        location="§1.2 (l2-sensitivity, replace-one); Lemma 2.2; zo_o2nc §1.3",
+        location="§2.1 (sensitivity Δ = 2C/n of the clipped mean, replace-one); Lemma 2.2; zo_o2nc Lemma 3.1",
         statement=(
             "Under replace-one neighbours, the clipped mean (1/n) sum_i clip_C(a_i) of n scalars or vectors "
             "moves by at most 2C/n = clipped_mean_sensitivity(C, n), and this is attained (one item moves "
@@ -446,7 +446,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.sec1_6.gaussian_mechanism_noise",
         paper="zo_o2nc",
-        location="§1.6 (Gaussian mechanism); dpzero §2.0 gaussian_privatize",
+        location="§2 and §4.2 (Gaussian mechanism of the tree nodes); dpzero Algorithm 2 line 6",
         statement=(
             "gaussian_mechanism(value, sigma, rng) = value + sigma N(0, I): mean value, covariance sigma^2 I "
             "(every coordinate noised, independently), the noise drawn from the generator passed in "

@@ -195,7 +195,8 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.sec1_5.sphere_norm",
         paper="zo_o2nc",
-        location="§1.5 (U_S); dpzero §2.0 (radius sqrt(d))",
+        location="§2 (u uniform on the unit sphere, used by Lemma 2.2(iv) and Algorithm 1); dpzero eq. (2) "
+                 "(sphere of radius √d, dpzero.E17)",
         statement="Directions sampled on the sphere of radius r have norm exactly r (relative error <= 1e-12).",
         kind="deterministic",
         requires=("sample_sphere",),
@@ -205,7 +206,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.sec1_5.sphere_second_moment",
         paper="zo_o2nc",
-        location="§1.5; used in Lemma 2.2(iv) and Lemma 3.1",
+        location="§2 (u uniform on the unit sphere: E[uuᵀ] = I/d); used in Lemma 2.2(iv) and Lemma 3.1",
         statement="For u uniform on the unit sphere of R^d, E[u u^T] = I/d.",
         kind="monte_carlo",
         requires=("sample_sphere",),
@@ -215,7 +216,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.sec1_5.sphere_marginal",
         paper="zo_o2nc",
-        location="§1.5",
+        location="§2 (u uniform on the unit sphere: law of one coordinate)",
         statement="For u uniform on the unit sphere of R^d, u_1^2 ~ Beta(1/2, (d-1)/2).",
         kind="monte_carlo",
         requires=("sample_sphere",),
@@ -225,7 +226,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.sec1_5.ball_radius",
         paper="zo_o2nc",
-        location="§1.5 (U_B, smoothing law)",
+        location="§2 (v uniform in the unit ball: the smoothing law of Lemma 2.2)",
         statement="For v uniform in the ball of radius r in R^d, (||v||/r)^d ~ U[0, 1].",
         kind="monte_carlo",
         requires=("sample_ball",),
@@ -236,7 +237,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.sec1_5.ball_marginal",
         paper="zo_o2nc",
-        location="§1.5",
+        location="§2 (v uniform in the unit ball: law of one coordinate)",
         statement="For v uniform in the unit ball of R^d, v_1^2 ~ Beta(1/2, (d+1)/2).",
         kind="monte_carlo",
         requires=("sample_ball",),
@@ -246,7 +247,7 @@ CLAIMS = [
     Claim(
         id="dpzero.lemma_c1.scaled_sphere_moments",
         paper="dpzero",
-        location="Eq. (2), Lemma C.1 (i) and (iii)",
+        location="Eq. (2), Lemma C.1 (i) and (iii); dpzero.E17 (directions of norm √d)",
         statement="For u uniform on the sphere of radius sqrt(d): E[u u^T] = I_d and E[(u^T a) u] = a.",
         kind="monte_carlo",
         requires=("sample_sphere",),
@@ -257,7 +258,7 @@ CLAIMS = [
     Claim(
         id="dpzero.sec2_4.gaussian_moments",
         paper="dpzero",
-        location="§2.4 (experiments: u ~ N(0, I_d), following MeZO)",
+        location="§5 and App. B.2 (experiments: u ~ N(0, I_d), following MeZO); dpzero.E7",
         statement="Gaussian directions satisfy E[u u^T] = I_d.",
         kind="monte_carlo",
         requires=("sample_gaussian",),

@@ -1,5 +1,5 @@
 """Claims about uniform-ball smoothing: zo_o2nc §1.5, Lemma 2.2 (i)–(iii), Lemmas A.1–A.2 (with erratum
-E6) and Corollary 2.3, checked on the closed forms of ``reference.smoothing`` (ridge functions
+zo_o2nc.E6) and Corollary 2.3, checked on the closed forms of ``reference.smoothing`` (ridge functions
 h(x) = L·φ(<a, x> − c), ‖a‖ = 1, whose smoothing only sees the coordinate v_1 of v ~ U(unit ball)).
 
 Every closed form under test is the subject's. Ground truth is computed here, independently:
@@ -375,7 +375,7 @@ def _volume_monte_carlo(subject, ctx) -> list:
 
 def _check_symmetric_difference(subject, ctx):
     parts = []
-    # the bound ≤ √d·D/δ (spec §7 E6: the true constant), = 2 once the balls are disjoint
+    # the bound ≤ √d·D/δ (spec §7 zo_o2nc.E6: the true constant), = 2 once the balls are disjoint
     worst = 0.0
     for d in (1, 2, 3, 5, 10, 100, 1000, 10**4):
         for delta in (0.1, 2.0):
@@ -448,7 +448,7 @@ def _check_gamma_ratio(subject, ctx):
                                 f"gammaln to 1e-8 and mpmath to {worst_mp:.1e})")
 
 
-# --- Erratum E6: Lemma A.1 via Lemma A.2 as printed gives only 2√(2/π)·√d ---------------------------------------
+# --- Erratum zo_o2nc.E6: Lemma A.1 via Lemma A.2 as printed gives only 2√(2/π)·√d ---------------------------------------
 
 def _check_constant_via_a2(subject, ctx):
     # The proof of A.1 reaches vol(S)/vol(δB) ≤ (2/√π)·G(d)·D/δ, G(n) = Γ(n/2+1)/Γ((n−1)/2+1), then
@@ -660,7 +660,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.lemma2_2.i_lipschitz",
         paper="zo_o2nc",
-        location="Lemma 2.2(i); spec §1.5 (ridge functions), §4, §8 test 21",
+        location="Lemma 2.2(i) (on ridge functions)",
         statement=(
             "If h is L-Lipschitz, its uniform-ball smoothing h_delta is L-Lipschitz. Checked on ridge functions "
             "h = L phi(<a,x> - c), phi in {|r|, min(|r|, tau), ||r| - tau|}: grad h_delta = L a E[phi'(r + delta v_1)] "
@@ -677,7 +677,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.lemma2_2.ii_approximation",
         paper="zo_o2nc",
-        location="Lemma 2.2(ii); spec §1.5, §4 class (x), §8 test 21",
+        location="Lemma 2.2(ii)",
         statement=(
             "|h_delta(x) - h(x)| <= L delta. For h = L|x_1| the gap is largest at x = 0, where "
             "h_delta(0) = L delta E|v_1| = L delta Gamma(d/2+1)/(sqrt(pi) Gamma((d+3)/2)) (<= L delta)."
@@ -697,7 +697,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.lemma2_2.iii_smoothness",
         paper="zo_o2nc",
-        location="Lemma 2.2(iii) (sharp form); spec §4, §7 E6, §8 test 22",
+        location="Lemma 2.2(iii) (sharp constant √d); zo_o2nc.E6",
         statement=(
             "h_delta is (kappa_d L/delta)-smooth with the sharp constant kappa_d = 2 Gamma(d/2+1)/(sqrt(pi) Gamma((d+1)/2)) "
             "= 2 p_d(0), and kappa_d <= sqrt(d) (equality only at d = 1; checked for d <= 1e5 — every d in the full "
@@ -717,7 +717,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.lemma_a1.symmetric_difference",
         paper="zo_o2nc",
-        location="Lemma A.1 (exact form); spec §4, §7 E6, §8 test 22",
+        location="Lemma A.1 (exact form); zo_o2nc.E6",
         statement=(
             "For ||x - y|| = D: vol(B(x,delta) sym-diff B(y,delta))/vol(delta B) = 2 I_{min(1, D^2/(4 delta^2))}(1/2, (d+1)/2) "
             "(= 2 once D >= 2 delta), and it is <= sqrt(d) D/delta (the corrected constant of Lemma A.1). The exact "
@@ -736,7 +736,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.lemma_a2.gamma_ratio",
         paper="zo_o2nc",
-        location="Lemma A.2; spec §4, §8 test 22",
+        location="Lemma A.2",
         statement="For every n in N, Gamma(n/2+1)/Gamma((n-1)/2+1) <= sqrt(2n) (checked for n <= 1e5, as in the spec).",
         kind="deterministic",
         requires=("gamma_ratio",),
@@ -750,7 +750,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.lemma_a1.constant_via_a2",
         paper="zo_o2nc",
-        location="Proof of Lemma A.1 with Lemma A.2; erratum E6 (spec §4, §7)",
+        location="Proof of Lemma A.1 with Lemma A.2; zo_o2nc.E6",
         statement=(
             "Printed: the proof of Lemma A.1 gives vol(S)/vol(delta B) <= sqrt(d) D/delta via Lemma A.2. It does not: "
             "the proof reaches (2/sqrt(pi)) G(d) D/delta with G(n) = Gamma(n/2+1)/Gamma((n-1)/2+1), and the printed "
@@ -767,7 +767,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.cor2_3.goldstein_abs",
         paper="zo_o2nc",
-        location="Corollary 2.3; spec §4 class (x)/(b)",
+        location="Corollary 2.3",
         statement=(
             "||grad F_delta(x)||_delta <= eps implies ||grad F(x)||_{2 delta} <= eps. Checked on F = L|x_1| only (in "
             "d dimensions): ||grad F(x)||_{2 delta} = 0 if |x_1| < 2 delta and L otherwise, and ||grad F_delta(x)||_delta "

@@ -1,5 +1,5 @@
 """Claims about the tree mechanism: zo_o2nc §1.7, Alg 5 (NODE, TREE), Remark 4.2, Theorem 4.3 and its
-proof (node releases, OUT(q) counts), Corollary 4.5 (noise size) and errata E3, E4.
+proof (node releases, OUT(q) counts), Corollary 4.5 (noise size) and errata zo_o2nc.E3, zo_o2nc.E4.
 
 The integer facts (NODE(t), participation counts) are checked exhaustively against independent
 computations: the Fenwick form {(b − lowbit(b) + 1, b) : b ∈ R(t)} and brute-force counting over the
@@ -151,7 +151,7 @@ def _check_participation_count(subject, ctx):
     )
 
 
-# --- zo_o2nc Remark 4.2 (erratum E4): |NODE(t)| <= ⌈log2 t⌉ <= 2 ln t fails at t = 1 ------------------------
+# --- zo_o2nc Remark 4.2 (erratum zo_o2nc.E4): |NODE(t)| <= ⌈log2 t⌉ <= 2 ln t fails at t = 1 ------------------------
 
 PRINTED_RANGE = 10**5
 
@@ -190,7 +190,7 @@ def _check_node_count_bound(subject, ctx):
     )
 
 
-# --- zo_o2nc Thm 4.3 / Lemma C.1 (erratum E3): |OUT(q)| = ⌈log2 n⌉ + 1 <= 2 ln n ---------------------------
+# --- zo_o2nc Thm 4.3 / Lemma C.1 (erratum zo_o2nc.E3): |OUT(q)| = ⌈log2 n⌉ + 1 <= 2 ln n ---------------------------
 
 def _count_grid(ctx) -> list[int]:
     """Every n up to 512 (quick) / 4096 (full), plus n = 2^k − 1, 2^k, 2^k + 1 up to 2^12 (the count
@@ -458,7 +458,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.alg5.node_dyadic",
         paper="zo_o2nc",
-        location="Alg 5 (NODE); §1.7; spec §8 tests 3-4",
+        location="Algorithm 5 (NODE), §4.2",
         statement=(
             "NODE(t) is a set of disjoint dyadic intervals [(k-1)2^j + 1, k 2^j] tiling [1, t], equal to the "
             "Fenwick form {(b - lowbit(b) + 1, b) : b in R(t)}, so |NODE(t)| = popcount(t); NODE(7) = "
@@ -475,7 +475,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.thm4_3.participation_count",
         paper="zo_o2nc",
-        location="Thm 4.3 proof, Lemma C.1 (OUT(q)); §1.7; spec §8 test 7",
+        location="Theorem 4.3 proof, Lemma C.1 (OUT(q))",
         statement=(
             "Leaf q lies in c_q(n) = #{b <= n : q in N_b} of the used tree nodes N_b = [b - lowbit(b) + 1, b]; "
             "max_q c_q(n) = floor(log2 n) + 1, attained only at q = 1, and c_q(n) <= floor(log2 n) for q >= 2."
@@ -492,7 +492,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.remark4_2.node_count_bound",
         paper="zo_o2nc",
-        location="Remark 4.2; Cor 4.5; erratum E4; spec §8 test 5",
+        location="Remark 4.2; Corollary 4.5; zo_o2nc.E4",
         statement=(
             "Printed: |NODE(t)| <= ceil(log2 t) <= 2 ln t. False at t = 1 (|NODE(1)| = 1 > 0 = 2 ln 1), the only "
             "failure for t <= 1e5. Corrected: |NODE(t)| = popcount(t) <= ceil(log2 t) <= 2 ln t for every t >= 2."
@@ -509,7 +509,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.thm4_3.out_count_constant",
         paper="zo_o2nc",
-        location="Thm 4.3 proof (Lemma C.1 with |OUT(q)|); Cor 4.4; erratum E3; spec §8 tests 30-31",
+        location="Theorem 4.3 proof (Lemma C.1 with |OUT(q)|); Corollary 4.4; zo_o2nc.E3",
         statement=(
             "Printed: |OUT(q)| = ceil(log2 n) + 1 <= 2 ln n. False: the inequality fails at n in {1..7, 9..12, "
             "17..20, 33}, and the count includes unused nodes b > n. Corrected: max_q c_q(n) = floor(log2 n) + 1, "
@@ -527,7 +527,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.alg5.prefix_identity",
         paper="zo_o2nc",
-        location="Thm 4.3 (proof: sum over NODE(t) of node sums = prefix sum); Alg 5 line 3; spec §8 test 6",
+        location="Theorem 4.3 (proof: the node sums over NODE(t) add up to the prefix sum); Algorithm 5 line 3",
         statement=(
             "The tree release is x_t = sum_{i<=t} m_i + sum_{b in R(t)} xi_b: with xi = 0 it is the prefix sums "
             "of m, with m = 0 it is TREE(t) = sum over NODE(t) of xi_b; in float64 within the summation bound "
@@ -544,7 +544,7 @@ CLAIMS = [
     Claim(
         id="zo_o2nc.alg5.noise_covariance",
         paper="zo_o2nc",
-        location="§1.7 (correlated tree noise); Cor 4.5 (E||TREE(t)||^2 = popcount(t) d sigma^2); spec §8 test 8",
+        location="§4.2 (correlated tree noise); Corollary 4.5 (E‖TREE(t)‖² = popcount(t)·dσ², zo_o2nc.E4)",
         statement=(
             "With node noises xi_b ~ N(0, sigma_b^2 I_d), Cov(TREE(t), TREE(t')) = c(t, t') I_d with "
             "c(t, t') = tree_noise_covariance(t, t', sigma) = sum_{b in R(t) & R(t')} sigma_b^2; in particular "

@@ -13,15 +13,15 @@ Gaussian-DP profile (Balle–Wang 2018; Dong–Roth–Su 2022): z = √T / μ*(�
 
 The papers' noise formulas, one named function each (paper, line and spec section in each docstring):
 
-* dpzero (dpzero.md §2.6, §5.1–§5.3, erratum E5): Lemma 2.2 σ, Algorithm 1/2 σ, the exact-GDP
+* dpzero (dpzero.md §2.6, §5.1–§5.3, erratum dpzero.E5): Lemma 2.2 σ, Algorithm 1/2 σ, the exact-GDP
   alternative, the Opacus 1.4 ``get_noise_multiplier`` bisection used by the experiments, and the
   first ε at which Lemma 2.2 stops being private.
-* zo_o2nc (zo_o2nc.md §2.1, §5, errata E3, E11): Corollary 4.4 σ (paper 2 ln T count or the exact
+* zo_o2nc (zo_o2nc.md §2.1, §5, errata zo_o2nc.E3, zo_o2nc.E11): Corollary 4.4 σ (paper 2 ln T count or the exact
   ⌊log2 T⌋ + 1 count), the RDP → DP conversion ρ²/2 + ρ√(2 ln 1/δ), its inverse, and the printed
   2ρ√ln(1/δ) with its validity condition.
-* nsnc_improved (nsnc_improved.md §5.1–§5.4, erratum E3): Proposition 2.5 tree σ, the exact GDP μ of
+* nsnc_improved (nsnc_improved.md §5.1–§5.4, erratum nsnc_improved.E3): Proposition 2.5 tree σ, the exact GDP μ of
   the tree, and the exact-GDP calibration.
-* spider_sosp (spider_sosp.md §2.4, §5 items 1–8, §7 A1/A3/A5): the hyper-parameters that fix the
+* spider_sosp (spider_sosp.md §2.4, §5 items 1–8, §7 spider_sosp.E1/spider_sosp.E3/spider_sosp.E5): the hyper-parameters that fix the
   sensitivity, the four printed σ rules and the exact-GDP rule, and the GDP μ of any σ.
 * bgm21 (bgm21.md §5.1–§5.5): the Gaussian calibration σ = 2Δ√ln(1/δ)/ε and the largest ε at which
   the analytic Gaussian certifies it.
@@ -386,7 +386,7 @@ def _first_failing_epsilon(mu_of_epsilon, delta, *, smallest, largest, per_decad
 
 
 # ---------------------------------------------------------------------------------------------------
-# dpzero (dpzero.md §2.6, §5.1–§5.3, §7 E5)
+# dpzero (dpzero.md §2.6, §5.1–§5.3, §7 dpzero.E5)
 
 
 def _log_e_plus(epsilon, delta):
@@ -398,10 +398,10 @@ def dpzero_lemma22_sigma(sensitivity, steps, epsilon, delta, *, strict=False):
     """dpzero Lemma 2.2 (Kairouz–Oh–Viswanath): σ = 2Δ√(2T log(e + ε/δ))/ε (dpzero.md §4, §5.1).
 
     sensitivity: Δ, the ℓ2-sensitivity of each answer. steps: T adaptive compositions.
-    epsilon, delta: the target (ε, δ). The result is a standard deviation (erratum E1: the paper
+    epsilon, delta: the target (ε, δ). The result is a standard deviation (erratum dpzero.E1: the paper
     writes "variance").
 
-    Erratum E5: the lemma is stated "for any ε > 0" but is false for large ε (exact GDP: first
+    Erratum dpzero.E5: the lemma is stated "for any ε > 0" but is false for large ε (exact GDP: first
     failure at ε ≈ 169 for δ = 1e-5, see ``dpzero_lemma22_failure_epsilon``); it was verified for
     ε ≤ 80. Beyond 80 this warns, or raises ValueError with ``strict=True``.
     """
@@ -411,7 +411,7 @@ def dpzero_lemma22_sigma(sensitivity, steps, epsilon, delta, *, strict=False):
     delta = _mp_delta("delta", delta)
     if eps > 80:
         message = (
-            f"dpzero Lemma 2.2 is not verified for epsilon > 80 (erratum E5: it is not private for large epsilon, "
+            f"dpzero Lemma 2.2 is not verified for epsilon > 80 (erratum dpzero.E5: it is not private for large epsilon, "
             f"see dpzero_lemma22_failure_epsilon(delta)); got epsilon = {mpmath.nstr(eps, 15)}"
         )
         if strict:
@@ -447,7 +447,7 @@ def dpzero_gdp_exact_sigma(sensitivity, steps, epsilon, delta):
 
 
 def dpzero_lemma22_failure_epsilon(delta):
-    """The first ε at which Lemma 2.2's σ is no longer (ε, δ)-DP (dpzero.md §4 Lemma 2.2, erratum E5).
+    """The first ε at which Lemma 2.2's σ is no longer (ε, δ)-DP (dpzero.md §4 Lemma 2.2, erratum dpzero.E5).
 
     Lemma 2.2's σ gives the composition μ = ε/(2√(2 log(e + ε/δ))), independent of T and Δ; it is
     private iff δ_GDP(ε; μ) ≤ δ. Scans ε ∈ [0.01, 10^4] (40 points per decade) and bisects the
@@ -567,7 +567,7 @@ def dpzero_opacus_noise_multiplier(
 
 
 # ---------------------------------------------------------------------------------------------------
-# zo_o2nc (zo_o2nc.md §2.1, §5, §7 E3, E11)
+# zo_o2nc (zo_o2nc.md §2.1, §5, §7 zo_o2nc.E3, zo_o2nc.E11)
 
 
 def zo_o2nc_cor44_sigma(d, lipschitz, T, B1, B2, rho, count_rule="exact"):
@@ -579,7 +579,7 @@ def zo_o2nc_cor44_sigma(d, lipschitz, T, B1, B2, rho, count_rule="exact"):
 
     count_rule:
       * "paper_2lnT" (as printed): σ = √(2 ln T)·s_2/ρ = 4√(2 ln T)·dL/(B2·T·ρ). Requires T ≥ 2
-        (σ = 0 at T = 1). Not private for T ∈ {2, 4} when s_1 = s_2 (erratum E3).
+        (σ = 0 at T = 1). Not private for T ∈ {2, 4} when s_1 = s_2 (erratum zo_o2nc.E3).
       * "exact" (default, always private): σ² = max_q s_q²·c_q/ρ², with the exact participation
         counts c_1 = ⌊log2 T⌋ + 1 and max_{q≥2} c_q = ⌊log2 T⌋ (zo_o2nc.md §5 item 3), so
         σ² = max(s_1²(⌊log2 T⌋ + 1), s_2²⌊log2 T⌋)/ρ².
@@ -611,7 +611,7 @@ def zo_o2nc_cor44_sigma(d, lipschitz, T, B1, B2, rho, count_rule="exact"):
 
 
 def zo_o2nc_cor44_sigma_as_printed(d, lipschitz, T, B1, B2, rho):
-    """zo_o2nc Corollary 4.4 as printed: σ = 4√(2 ln T)·dL/(B2·T·ρ) (``count_rule="paper_2lnT"``, erratum E3)."""
+    """zo_o2nc Corollary 4.4 as printed: σ = 4√(2 ln T)·dL/(B2·T·ρ) (``count_rule="paper_2lnT"``, erratum zo_o2nc.E3)."""
     return zo_o2nc_cor44_sigma(d, lipschitz, T, B1, B2, rho, count_rule="paper_2lnT")
 
 
@@ -637,7 +637,7 @@ def zo_o2nc_dp_to_rho(epsilon, delta):
 
 
 def zo_o2nc_paper_dp_epsilon(rho, delta, *, condition="paper"):
-    """The paper's simplified conversion: (2ρ√ln(1/δ), δ)-DP (zo_o2nc.md §5 item 6, erratum E11).
+    """The paper's simplified conversion: (2ρ√ln(1/δ), δ)-DP (zo_o2nc.md §5 item 6, erratum zo_o2nc.E11).
 
     It is an upper bound on the exact ε = ρ²/2 + ρ√(2 ln(1/δ)) only when ρ is small enough:
       * condition="paper": the (sign-restored) printed condition δ ≤ exp(−ρ²), i.e. ρ ≤ √ln(1/δ);
@@ -651,7 +651,7 @@ def zo_o2nc_paper_dp_epsilon(rho, delta, *, condition="paper"):
         if not delta <= mpmath.exp(-(rho**2)):
             raise ValueError(
                 f"delta must be <= exp(-rho^2) = {mpmath.nstr(mpmath.exp(-(rho**2)), 6)} for the paper's 2*rho*sqrt(ln(1/delta)) "
-                f"(erratum E11), got delta={mpmath.nstr(delta, 6)}, rho={mpmath.nstr(rho, 6)}"
+                f"(erratum zo_o2nc.E11), got delta={mpmath.nstr(delta, 6)}, rho={mpmath.nstr(rho, 6)}"
             )
     elif condition == "exact":
         if not rho <= 2 * (2 - mpmath.sqrt(2)) * mpmath.sqrt(ell):
@@ -665,11 +665,11 @@ def zo_o2nc_paper_dp_epsilon(rho, delta, *, condition="paper"):
 
 
 # ---------------------------------------------------------------------------------------------------
-# nsnc_improved (nsnc_improved.md §5.1–§5.4, §8 E3)
+# nsnc_improved (nsnc_improved.md §5.1–§5.4, §8 nsnc_improved.E3)
 
 
 def nsnc_tree_sigma(sensitivity, tree_size, epsilon, delta):
-    """nsnc_improved Proposition 2.5, corrected: σ = 4s√(log(max(Σ, 2))·log(1/δ))/ε (nsnc_improved.md §5.1, E3).
+    """nsnc_improved Proposition 2.5, corrected: σ = 4s√(log(max(Σ, 2))·log(1/δ))/ε (nsnc_improved.md §5.1, nsnc_improved.E3).
 
     sensitivity: s, the sensitivity of each tree increment (for every auxiliary input). tree_size:
     Σ, the number of leaves of one tree (period length). The printed σ = 4s√(log Σ·log(1/δ))/ε is 0
@@ -685,10 +685,10 @@ def nsnc_tree_sigma(sensitivity, tree_size, epsilon, delta):
 
 
 def nsnc_tree_sigma_as_printed(sensitivity, tree_size, epsilon, delta):
-    """nsnc_improved Proposition 2.5 as printed: σ = 4s√(log Σ·log(1/δ))/ε; refuses Σ = 1 (σ = 0, E3)."""
+    """nsnc_improved Proposition 2.5 as printed: σ = 4s√(log Σ·log(1/δ))/ε; refuses Σ = 1 (σ = 0, nsnc_improved.E3)."""
     tree_size = check_int("tree_size", tree_size, minimum=1)
     if tree_size == 1:
-        raise ValueError("tree_size must be >= 2 for the printed Proposition 2.5 (log 1 = 0 gives sigma = 0, erratum E3)")
+        raise ValueError("tree_size must be >= 2 for the printed Proposition 2.5 (log 1 = 0 gives sigma = 0, erratum nsnc_improved.E3)")
     return nsnc_tree_sigma(sensitivity, tree_size, epsilon, delta)
 
 
@@ -714,7 +714,7 @@ def nsnc_tree_gdp_sigma(sensitivity, tree_size, epsilon, delta):
 
 
 # ---------------------------------------------------------------------------------------------------
-# spider_sosp (spider_sosp.md §2.4, §5, §7 A1, A3, A5)
+# spider_sosp (spider_sosp.md §2.4, §5, §7 spider_sosp.E1, spider_sosp.E3, spider_sosp.E5)
 
 
 def spider_sosp_parameters(*, lipschitz, smoothness, loss_gap, d, n, epsilon, steps=None, adjacency="replace_one", c_alpha=1):
@@ -722,7 +722,7 @@ def spider_sosp_parameters(*, lipschitz, smoothness, loss_gap, d, n, epsilon, st
 
     lipschitz: G. smoothness: M. loss_gap: B (initial loss gap, not a batch size). d: dimension.
     n: samples. epsilon: ε. steps: horizon T = Σ (default n, R-28). adjacency: "replace_one"
-    (c_adj = 2, default, A1) or "zero_out" (c_adj = 1, the paper's constants). c_alpha: R-29.
+    (c_adj = 2, default, spider_sosp.E1) or "zero_out" (c_adj = 1, the paper's constants). c_alpha: spider_sosp.E29.
 
     Returns a dict of mpf/int values:
       alpha   = c_α[((BGM)^{1/3} + √(BM))(√d/(nε))^{1/2} + (B^{2/9}M^{2/9}G^{5/9} + B^{4/9}M^{4/9}G^{1/9})/n^{1/3} + √(MB/n)]
@@ -763,7 +763,7 @@ def _adjacency_factor(adjacency):
 
 def _tree_scope_factor(tree_scope):
     if tree_scope == "global":
-        return 2  # a record changes its own leaf and the next O1 restart leaf (A5)
+        return 2  # a record changes its own leaf and the next O1 restart leaf (spider_sosp.E5)
     if tree_scope == "segment":
         return 1
     raise ValueError(f"tree_scope must be 'global' or 'segment', got {tree_scope!r}")
@@ -785,7 +785,7 @@ def spider_sosp_sigma(
     c_alpha=1,
     allow_nonprivate=False,
 ):
-    """Tree noise σ of Liu–Talwar Algorithm 2 by one of the paper's rules (spider_sosp.md §5 items 6–7, §7 A3).
+    """Tree noise σ of Liu–Talwar Algorithm 2 by one of the paper's rules (spider_sosp.md §5 items 6–7, §7 spider_sosp.E3).
 
     rule:
       * "gdp_exact" (default in the spec, always private): σ = Δ_tree/μ*(ε, δ), Δ_tree = sbar·√(k_adj·L).
@@ -797,7 +797,7 @@ def spider_sosp_sigma(
       * "thm3.11": Theorem 3.11, σ = α/√d, no ε or δ at all: **not private**; refused unless
         ``allow_nonprivate=True``.
     The problem constants and ``adjacency`` are those of ``spider_sosp_parameters``; tree_scope is
-    "global" (one tree, k_adj = 2, A5) or "segment" (a fresh tree per O1 segment, k_adj = 1). Use
+    "global" (one tree, k_adj = 2, spider_sosp.E5) or "segment" (a fresh tree per O1 segment, k_adj = 1). Use
     ``spider_sosp_mu`` to see the true GDP μ of the σ returned.
     """
     if rule not in SPIDER_SOSP_RULES:

@@ -178,7 +178,7 @@ class TreeAggregationEvent(Event):
     steps: leaves (releases) per tree, n ≥ 1. restarts: number of trees (epochs), each record lying in
     exactly one leaf of every tree. A record in leaf q of an n-leaf tree is in c_q(n) nodes (the Fenwick
     update chain q, q + lowbit(q), … ≤ n), and max_q c_q(n) = ⌊log2 n⌋ + 1 exactly (zo_o2nc Thm 4.3
-    corrected, erratum E3), so the RDP is restarts · α (⌊log2 n⌋ + 1)/(2z²). Valid under REPLACE_ONE and ZERO_OUT.
+    corrected, erratum zo_o2nc.E3), so the RDP is restarts · α (⌊log2 n⌋ + 1)/(2z²). Valid under REPLACE_ONE and ZERO_OUT.
     """
 
     noise_multiplier: numbers.Real | mpmath.mpf

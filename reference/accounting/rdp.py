@@ -24,7 +24,7 @@ Contents (mechanism — formula — source):
 - ``rdp_sampled_without_replacement_gaussian``: Wang–Balle–Kasiviswanathan 2019 (arXiv 1808.00087),
   Theorem 9 with the Gaussian-specific Theorem 27 terms, CGF interpolation (their Corollary 10) for
   fractional α.
-- ``rdp_tree_aggregation``: restarts · α (⌊log2 n⌋+1)/(2z²) (zo_o2nc Thm 4.3 corrected, §5 item 3, E3);
+- ``rdp_tree_aggregation``: restarts · α (⌊log2 n⌋+1)/(2z²) (zo_o2nc Thm 4.3 corrected, §5 item 3, zo_o2nc.E3);
   ``rdp_tree_exact``: α/2 · max_q s_q² Σ_{b ≤ n, q ∈ N_b} 1/σ_b² (zo_o2nc §5 item 3, exact version).
 - ``rdp_of_event``: dispatch over ``events`` with composition (RDP adds up over composed mechanisms).
 
@@ -679,7 +679,7 @@ def rdp_sampled_without_replacement_gaussian(order, source_size, sample_size, z)
 def rdp_tree_aggregation(order, z, steps, restarts=1):
     """RDP of tree aggregation with Gaussian node noise: restarts · α (⌊log2 steps⌋ + 1)/(2z²).
 
-    zo_o2nc Thm 4.3 corrected (§5 item 3, erratum E3): a record in leaf q of an n-leaf tree (n = ``steps``)
+    zo_o2nc Thm 4.3 corrected (§5 item 3, erratum zo_o2nc.E3): a record in leaf q of an n-leaf tree (n = ``steps``)
     affects the nodes N_b, b ≤ n, on its Fenwick update chain q, q + lowbit(q), …; there are at most
     ⌊log2 n⌋ + 1 of them (attained at q = 1), each a Gaussian mechanism with RDP α/(2z²). By Lemma C.1 the
     per-record RDP adds over those nodes; with ``restarts`` trees (epochs), the record is in one leaf of each

@@ -62,7 +62,7 @@ seed. Keys, all under the paper key "dpzero", so that the four algorithms run on
 * ("dpzero", "noise"), secret seed: ONE generator for the run; step t draws z_t by
   ``standard_normal()`` (Alg 2) or ``standard_normal(d)`` (Alg 1, DP-GD), in step order. It never
   depends on the direction seed (erratum E13: the public code drew the noise right after reseeding
-  with the direction seed). For an int secret S this is ``Streams(S).generator("dpzero", "noise")``.
+  with the direction seed; an early version even drew one noise per parameter tensor, E14). For an int secret S this is ``Streams(S).generator("dpzero", "noise")``.
 * ("dpzero", "sampling"), secret seed: one generator; Poisson batching draws ``random(n)`` per step
   (sample i is in the batch iff its uniform < q); shuffling draws ``permutation(n)`` per epoch.
 * ("dpzero", "output"), public seed: τ = ``integers(T)``, drawn once after the loop.
@@ -809,7 +809,7 @@ def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold
          batching="full", batch_size=None, record_trajectory=False, trace=None, sampling_probability=None):
     """MeZO / ZO-SGD (Malladi et al. 2023; dpzero.md §2.4, §2.5): Algorithm 2 without noise.
 
-    Non-private. ``clip_threshold = inf`` (default) is plain MeZO: by linearity the mean of the per-sample
+    Non-private (the paper's appendix calls it a private baseline, E8). ``clip_threshold = inf`` (default) is plain MeZO: by linearity the mean of the per-sample
     differences equals the difference of the batch-mean loss (T26). A finite ``clip_threshold`` is
     "MeZO with clipping" (§B.2): per-sample clipping, no noise. Gaussian directions by default, as MeZO.
     """

@@ -261,7 +261,7 @@ def theorem1_settings(n, d, epsilon, delta, lipschitz, smoothness) -> TheoremSet
 
 
 def theorem2_settings(n, d, effective_rank, epsilon, delta, lipschitz, smoothness) -> TheoremSettings:
-    """dpzero Theorem 2 (Alg 1 DPGD-0th, Assumption 3.5 with effective rank r):
+    """dpzero Theorem 2 (Alg 1 DPGD-0th, Assumption 3.5 with effective rank r; the proof needs less, dpzero.E19):
 
     step_size α = 1/(4ℓ(r+2)); steps T = n(r+2)ε/(d√(r·Lg));
     perturbation_max λ = (4L/(ℓd))·(√(r·Lg)/(nε))^{1/2}; clip_threshold C = Ld;
@@ -324,7 +324,8 @@ def theorem3_settings(n, d, effective_rank, epsilon, delta, lipschitz, smoothnes
 
 
 def corollary_f2_settings(n, d, epsilon, delta, lipschitz, smoothness, pl_constant) -> TheoremSettings:
-    """dpzero Corollary F.2 (Alg 1, Assumption 3.1 + PL with constant μ, κ = ℓ/μ):
+    """dpzero Corollary F.2 (Alg 1, Assumption 3.1 + PL with constant μ, κ = ℓ/μ; the proofs of F.2 and F.3
+    drop a ∇ in their first display, dpzero.E3; the PL assumptions are restrictive, dpzero.E9):
 
     step_size α = 1/(4ℓd); steps T = 8κd·log(n²ε²/(κd³·Lg)); perturbation_max λ = (2L/ℓ)·√Lg/(nε);
     clip_threshold C = Ld; noise_std σ = 4C√(2·T_int·Lg)/(nε).

@@ -26,11 +26,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..estimators import NONFINITE_MODES, _check_batch, _check_loss, _check_point, _read_only, direction_scale
+from ..estimators import (
+    DIRECTION_LAWS,
+    NONFINITE_MODES,
+    _check_batch,
+    _check_loss,
+    _check_point,
+    _read_only,
+    direction_scale,
+)
 from ..precision import to_float
 from ..validation import check_array, check_real
 
 __all__ = [
+    "DIRECTION_LAWS",
     "direction_scale",
     "finite_difference",
     "per_sample_finite_differences",

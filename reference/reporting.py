@@ -2,6 +2,9 @@
 
 A report directory holds ``results.{csv,json,md}`` and ``manifest.json`` with everything needed to
 rerun: command line, budget, seeds (in the rows), package versions and the time.
+
+Shared by every layer that writes reports (``empirical_dp.report``, ``proofs_checks``, the ``dpref`` command
+line), so it lives here, at the bottom: ``reference`` imports nothing of ours.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["FORMATS", "render", "versions", "write_report"]
+__all__ = ["FORMATS", "render", "to_records", "versions", "write_report"]
 
 FORMATS = ("table", "markdown", "csv", "json")
 

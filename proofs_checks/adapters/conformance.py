@@ -32,6 +32,9 @@ Slow numerical accountants (dp_accounting PLD, Opacus PRV, prv_accountant) run o
 q ≥ 0.0625 or T = 10 000 their cost grows to tens of seconds per point (Opacus PRV took 112 s and returned inf at
 z = 0.6, q = 0.25, T = 10 000), and prv_accountant fails with "Discrete mean differs from continuous mean" at large ε
 (prv_accountant #14/#36).
+
+This harness lives next to the adapters it drives (``proofs_checks.adapters``); it is not itself an adapter (not in
+``LIBRARIES``) and not a claim. ``dpref conform accountants`` (``dpref/conform.py``) fronts it.
 """
 
 from __future__ import annotations
@@ -51,7 +54,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .adapters import SUBJECT_NAMES, AdapterUnavailable, adapter_names, adapter_subjects, library_version
+from . import SUBJECT_NAMES, AdapterUnavailable, adapter_names, adapter_subjects, library_version
 
 __all__ = [
     "Grid",
@@ -543,7 +546,7 @@ def _conform_group(key, points, libraries, slow_points, timeout, subjects=None, 
         agreement = _agreement_row(curve, curve_subject, noise_multiplier, sampling_probability)
     opacus_subset = None
     if "opacus.rdp" in subjects:
-        from .adapters import opacus as opacus_adapter
+        from . import opacus as opacus_adapter
 
         try:
             wanted = set(float(a) for a in opacus_adapter.rdp_orders())
@@ -592,7 +595,7 @@ def _conform_group(key, points, libraries, slow_points, timeout, subjects=None, 
             library_started = time.perf_counter()
             with _quiet_libraries():
                 if name == "prv_accountant":
-                    from .adapters import prv_accountant as prv_adapter
+                    from . import prv_accountant as prv_adapter
 
                     bounds, error = _call_bounds(prv_adapter.epsilon_bounds, args, timeout)
                     value = bounds[2]
@@ -755,7 +758,7 @@ def _agreement_group(key, libraries, subjects=None):
             rows.append({**base, "status": "does not provide rdp_poisson_gaussian"})
             continue
         if name == "opacus.rdp":
-            from .adapters import opacus as opacus_adapter
+            from . import opacus as opacus_adapter
 
             wanted = set(float(a) for a in opacus_adapter.rdp_orders())
             index = [i for i, a in enumerate(curve.orders_float) if float(a) in wanted]

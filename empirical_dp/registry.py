@@ -1,0 +1,95 @@
+"""The built-in audit scenarios by name (``SCENARIOS``), the one place that knows every scenario module.
+
+``empirical_dp.scenarios`` defines ``Scenario`` and the closed-form scenarios; ``empirical_dp.dpzero_scenarios``
+(the DPZero algorithm itself) and ``empirical_dp.published`` (everything a DPZero run publishes) build on it. This
+module sits above all three and registers their built-ins, so none of them imports another to find its entries
+(no import cycle, lazy or not). ``dpref audit``, ``empirical_dp.executors`` (built-ins travel to workers by name)
+and the tests look built-ins up here.
+
+The closed-form built-ins are built at import; the DPZero and published ones are ``Deferred``: built on first
+access, because ``dpzero-full-run-poisson`` calibrates its noise in mpmath (~4 s).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .dpzero_scenarios import DPZERO_BUILTINS
+from .published import PUBLISHED_BUILTINS
+from .scenarios import (
+    GAUSSIAN_BUILTIN_MU,
+    Scenario,
+    gaussian_scenario,
+    poisson_gaussian_scenario,
+    tree_prefix_scenario,
+    zeroth_order_scenario,
+)
+
+__all__ = [
+    "ScenarioRegistry",
+    "Deferred",
+    "DPZERO_BUILTIN_NAMES",
+    "PUBLISHED_BUILTIN_NAMES",
+    "SCENARIOS",
+]
+
+
+class ScenarioRegistry(dict):
+    """name → ``Scenario``, where an entry may be stored as a zero-argument factory wrapped in ``Deferred``: it is
+    built on first access (``[]``, ``get``, ``values``, ``items``) and then kept. Keeps ``import`` cheap when a
+    scenario is costly to build (``dpzero-full-run-poisson`` calibrates its noise in mpmath, ~4 s)."""
+
+    def __getitem__(self, name):
+        value = super().__getitem__(name)
+        if isinstance(value, Deferred):
+            value = value.factory()
+            super().__setitem__(name, value)
+        return value
+
+    def get(self, name, default=None):
+        return self[name] if name in self else default
+
+    def values(self):
+        return [self[name] for name in self]
+
+    def items(self):
+        return [(name, self[name]) for name in self]
+
+
+@dataclass(frozen=True)
+class Deferred:
+    """A registry entry built on first use: ``factory()`` returns the ``Scenario``."""
+
+    factory: Callable[[], Scenario]
+
+
+#: Built-ins that run the DPZero algorithm (``empirical_dp.dpzero_scenarios.DPZERO_BUILTINS``), built on first use.
+DPZERO_BUILTIN_NAMES = ("dpzero-step", "dpzero-full-run", "dpzero-full-run-poisson")
+
+#: Built-ins that audit everything a DPZero run publishes (``empirical_dp.published``), built on first use.
+PUBLISHED_BUILTIN_NAMES = ("dpzero-published",)
+
+
+def _dpzero_builtin(name: str) -> Scenario:
+    return DPZERO_BUILTINS[name]()
+
+
+def _published_builtin(name: str) -> Scenario:
+    return PUBLISHED_BUILTINS[name]().scenario
+
+
+def _builtins() -> dict[str, Scenario]:
+    registry = ScenarioRegistry({
+        "gaussian": gaussian_scenario(1.0, 1.0 / GAUSSIAN_BUILTIN_MU, 1, 1e-5, name="gaussian"),
+        "poisson_gaussian": poisson_gaussian_scenario(0.01, 1.0, 1e-5, name="poisson_gaussian"),
+        "tree": tree_prefix_scenario(16, None, 1e-5, name="tree"),
+        "zeroth_order": zeroth_order_scenario(5, None, 1e-5, name="zeroth_order"),
+    })
+    registry.update({name: Deferred(functools.partial(_dpzero_builtin, name)) for name in DPZERO_BUILTIN_NAMES})
+    registry.update({name: Deferred(functools.partial(_published_builtin, name)) for name in PUBLISHED_BUILTIN_NAMES})
+    return registry
+
+
+SCENARIOS: dict[str, Scenario] = _builtins()

@@ -1,0 +1,449 @@
+"""The papers dpref implements, their errata, and how to cite them (and dpref itself).
+
+Pure data and small helpers; no heavy imports, so that ``dpref cite`` and the docs generator load fast.
+
+* :data:`PAPERS_BY_KEY`: one :class:`Paper` per paper key (the keys of :data:`proofs_checks.claim.PAPERS`):
+  authors, title, venue, year, arXiv id and a hand-written BibTeX entry (a test parses it back and compares
+  it with the record's fields).
+* :data:`ERRATA`: one :class:`Erratum` per defect or ambiguity of a paper, with a stable id ``<paper>.E<n>``.
+  The numbers are the ones the code has always cited; ``spider_sosp.E<n>`` is the item formerly cited as
+  ``A<n>``. An erratum's ``evidence`` is the claim that executes it (None when no claim does yet); that
+  claim's location names the erratum id.
+* :data:`SOFTWARE`: dpref's own citation (the version comes from the installed package metadata).
+
+Citing errata in the code and docs: write the qualified id, ``dpzero.E5``. A bare ``E5`` is accepted only
+in the files listed in :data:`BARE_ERRATUM_SCOPE`, which are about one paper each (tests/test_papers.py
+resolves every citation and fails on an undefined or unused id).
+
+Status of an erratum:
+
+* ``erratum``: the printed statement (or the public code) is false as printed;
+* ``clarification``: not false as printed, but easy to misread — e.g. two quantities defined separately and
+  named alike, an unstated detail, a setting outside a theorem's assumptions;
+* ``typo``: a slip of notation or numbering with an obvious correction.
+
+A claim that reports ``erratum-confirmed`` never has a ``clarification`` as its evidence (there is
+nothing false to confirm).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "STATUSES",
+    "Paper",
+    "Erratum",
+    "Software",
+    "PAPERS_BY_KEY",
+    "ERRATA",
+    "ERRATA_BY_ID",
+    "SOFTWARE",
+    "BARE_ERRATUM_SCOPE",
+    "errata_of",
+    "software_bibtex",
+    "software_text",
+    "paper_text",
+    "parse_bibtex",
+]
+
+STATUSES = ("erratum", "clarification", "typo")
+
+
+@dataclass(frozen=True)
+class Paper:
+    """One paper: bibliographic record and its BibTeX entry."""
+
+    key: str
+    authors: tuple[str, ...]
+    title: str
+    venue: str
+    year: int
+    arxiv: str
+    bibtex: str
+    #: which version of the text dpref follows, when it matters
+    version_note: str = ""
+
+
+@dataclass(frozen=True)
+class Erratum:
+    """One defect or ambiguity of a paper (or of its public code), in our words."""
+
+    id: str
+    status: str
+    location: str
+    printed: str
+    correction: str
+    evidence: str | None = None
+
+    @property
+    def paper(self) -> str:
+        return self.id.split(".")[0]
+
+    @property
+    def number(self) -> int:
+        return int(self.id.rsplit(".E", 1)[1])
+
+
+@dataclass(frozen=True)
+class Software:
+    name: str
+    title: str
+    authors: tuple[str, ...]
+    year: int
+    license: str
+    url: str = ""
+
+    @property
+    def version(self) -> str:
+        try:
+            from importlib.metadata import version
+
+            return version(self.name)
+        except Exception:  # pragma: no cover - not installed: read pyproject.toml
+            import re
+            from pathlib import Path
+
+            text = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+            return re.search(r'^version\s*=\s*"([^"]+)"', text, re.MULTILINE).group(1)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# papers
+
+_PAPERS = (
+    Paper(
+        key="dpzero",
+        authors=("Liang Zhang", "Bingcong Li", "Kiran Koshy Thekumparampil", "Sewoong Oh", "Niao He"),
+        title="DPZero: Private Fine-Tuning of Language Models without Backpropagation",
+        venue="Proceedings of the 41st International Conference on Machine Learning (ICML)",
+        year=2024,
+        arxiv="2310.09639",
+        bibtex="""@inproceedings{zhang2024dpzero,
+  author    = {Zhang, Liang and Li, Bingcong and Thekumparampil, Kiran Koshy and Oh, Sewoong and He, Niao},
+  title     = {{DPZero}: Private Fine-Tuning of Language Models without Backpropagation},
+  booktitle = {Proceedings of the 41st International Conference on Machine Learning (ICML)},
+  series    = {Proceedings of Machine Learning Research},
+  volume    = {235},
+  year      = {2024},
+  eprint    = {2310.09639},
+  archivePrefix = {arXiv}
+}""",
+    ),
+    Paper(
+        key="zo_o2nc",
+        authors=("Qinzi Zhang", "Hoang Tran", "Ashok Cutkosky"),
+        title="Private Zeroth-Order Nonsmooth Nonconvex Optimization",
+        venue="International Conference on Learning Representations (ICLR)",
+        year=2024,
+        arxiv="2406.19579",
+        bibtex="""@inproceedings{zhang2024private,
+  author    = {Zhang, Qinzi and Tran, Hoang and Cutkosky, Ashok},
+  title     = {Private Zeroth-Order Nonsmooth Nonconvex Optimization},
+  booktitle = {International Conference on Learning Representations (ICLR)},
+  year      = {2024},
+  eprint    = {2406.19579},
+  archivePrefix = {arXiv}
+}""",
+    ),
+    Paper(
+        key="nsnc_improved",
+        authors=("Guy Kornowski", "Daogao Liu", "Kunal Talwar"),
+        title="Improved Sample Complexity for Private Nonsmooth Nonconvex Optimization",
+        venue="Proceedings of the 42nd International Conference on Machine Learning (ICML)",
+        year=2025,
+        arxiv="2410.05880",
+        bibtex="""@inproceedings{kornowski2025improved,
+  author    = {Kornowski, Guy and Liu, Daogao and Talwar, Kunal},
+  title     = {Improved Sample Complexity for Private Nonsmooth Nonconvex Optimization},
+  booktitle = {Proceedings of the 42nd International Conference on Machine Learning (ICML)},
+  series    = {Proceedings of Machine Learning Research},
+  volume    = {267},
+  year      = {2025},
+  eprint    = {2410.05880},
+  archivePrefix = {arXiv}
+}""",
+        version_note="dpref follows arXiv v1 (2024); the ICML 2025 version corrects some statements",
+    ),
+    Paper(
+        key="spider_sosp",
+        authors=("Daogao Liu", "Kunal Talwar"),
+        title="Adaptive Batch Size for Privately Finding Second-Order Stationary Points",
+        venue="arXiv preprint",
+        year=2024,
+        arxiv="2410.07502",
+        bibtex="""@misc{liu2024adaptive,
+  author    = {Liu, Daogao and Talwar, Kunal},
+  title     = {Adaptive Batch Size for Privately Finding Second-Order Stationary Points},
+  howpublished = {arXiv preprint},
+  year      = {2024},
+  eprint    = {2410.07502},
+  archivePrefix = {arXiv}
+}""",
+        version_note="dpref follows arXiv v1 (October 2024); v2 (February 2025) revises the escape procedure",
+    ),
+    Paper(
+        key="bgm21",
+        authors=("Raef Bassily", "Cristóbal Guzmán", "Michael Menart"),
+        title="Differentially Private Stochastic Optimization: New Results in Convex and Non-Convex Settings",
+        venue="Advances in Neural Information Processing Systems (NeurIPS)",
+        year=2021,
+        arxiv="2107.05585",
+        bibtex="""@inproceedings{bassily2021differentially,
+  author    = {Bassily, Raef and Guzm{\\'a}n, Crist{\\'o}bal and Menart, Michael},
+  title     = {Differentially Private Stochastic Optimization: New Results in Convex and Non-Convex Settings},
+  booktitle = {Advances in Neural Information Processing Systems (NeurIPS)},
+  volume    = {34},
+  year      = {2021},
+  eprint    = {2107.05585},
+  archivePrefix = {arXiv}
+}""",
+    ),
+)
+
+PAPERS_BY_KEY: dict[str, Paper] = {p.key: p for p in _PAPERS}
+
+SOFTWARE = Software(
+    name="dpref",
+    title="dpref: a reference implementation of differentially private optimization",
+    authors=("The dpref maintainers",),
+    year=2026,
+    license="Apache-2.0",
+)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# errata (our words; the locations are the paper's own)
+
+def _e(id, status, location, printed, correction, evidence=None) -> Erratum:
+    return Erratum(id=id, status=status, location=location, printed=printed, correction=correction,
+                   evidence=evidence)
+
+
+ERRATA: tuple[Erratum, ...] = (
+    # --- dpzero ------------------------------------------------------------------------------------------
+    _e("dpzero.E1", "erratum", "Algorithm 1 and Algorithm 2, line 5",
+       "the noise z_t has \"variance σ = 4C√(2T log(e+ε/δ))/(nε)\"",
+       "σ is the standard deviation (Lemma 2.2 squares it; the proofs use E‖z‖² = dσ²). Taken as a variance "
+       "the noise is too small to be (ε, δ)-DP.",
+       "dpzero.alg1_alg2.sigma_is_std"),
+    _e("dpzero.E2", "typo", "Algorithm 1 and Algorithm 2 (line numbers); text after Algorithm 2",
+       "two lines are numbered \"5:\"; the text puts the noise on \"line 6 of Algorithm 2\"",
+       "the output/update line is line 6, and the noise is added there"),
+    _e("dpzero.E3", "typo", "Appendix F, proofs of Corollaries F.2 and F.3 (first display)",
+       "‖F_S(x_t)‖²", "‖∇F_S(x_t)‖²"),
+    _e("dpzero.E4", "clarification", "Theorem 3 and Corollary F.4 (App. E, F)",
+       "one symbol L̃: L̃² = L² log(2√(2π) d(r+2)n³ε²/(r Lg)) with C = 4L̃ in Theorem 3, and "
+       "L̃² = 64L² log(32√(2π) κ n³ d(r+2)ε²/(r Lg)) with C = L̃/2 in Corollary F.4",
+       "two different quantities, each right for its own proof; dpref keeps two named helpers, and using "
+       "Theorem 3's L̃ in Corollary F.4 is what breaks the corollary's proof",
+       "dpzero.thm3_corf4.two_ltilde"),
+    _e("dpzero.E5", "erratum", "Lemma 2.2",
+       "the Gaussian composition bound σ = 2Δ√(2T log(e+ε/δ))/ε gives (ε, δ)-DP \"for any ε > 0\"",
+       "false for large ε (by exact Gaussian-DP composition it fails from ε ≈ 83 to 270, depending on δ); "
+       "dpref uses it for ε ≤ 80 only and warns beyond",
+       "dpzero.lemma2_2.large_epsilon"),
+    _e("dpzero.E6", "erratum", "Theorem 3, proof of eq. (7) (App. E, display (17))",
+       "the expectation over z_t is taken before conditioning on the no-clipping event Q, using "
+       "E[z_t²·|Q] = σ²E[·|Q] and E[z_t·|Q] = 0",
+       "Q depends on z_t through the later iterates, so these identities are not justified as written; "
+       "dpref treats the bound (7) as a statement to check numerically",
+       "dpzero.thm3.utility_bound"),
+    _e("dpzero.E7", "clarification", "§5 and App. B.2 (experiments) vs Theorems 1-3",
+       "the experiments run \"DPZero\"",
+       "they differ from the analysed algorithm: mini-batches instead of the full batch, Gaussian instead of "
+       "sphere directions, an RDP accountant for Poisson sampling applied to shuffled batches, and doubled "
+       "sensitivity; dpref keeps the experiment mode separate and labels its guarantee heuristic"),
+    _e("dpzero.E8", "typo", "App. B.2",
+       "\"private zeroth-order baseline MeZO\"", "MeZO is not private"),
+    _e("dpzero.E9", "clarification", "Assumption F.1 and Corollaries F.2-F.4",
+       "PL condition together with Assumption 3.1 or 3.5 on all of R^d",
+       "together they force dist(x, X*) ≤ L/μ everywhere, impossible for a bounded solution set, so there is no "
+       "standard non-trivial example; dpref checks the PL corollaries locally"),
+    _e("dpzero.E10", "clarification", "§5 and App. B.1 (synthetic quadratic, Figures 1-3)",
+       "Theorems 1-3 are illustrated on a quadratic", "its per-sample gradients are unbounded (not Lipschitz), "
+       "so the theorems do not formally apply; dpref adds Lipschitz problems for theory-faithful checks"),
+    _e("dpzero.E11", "clarification", "§5, App. B.1 and B.2",
+       "initial point, evaluated iterate and model selection are not stated",
+       "dpref uses x₀ = 0, reports the trajectory mean and the last iterate, and selects hyper-parameters on "
+       "training data (the figures of the paper were tuned on test data)"),
+    _e("dpzero.E12", "clarification", "§5, App. B",
+       "C, T and α are chosen by grid search on held-out or test performance",
+       "this selection has a privacy cost that the paper does not account; dpref does not account it either"),
+    _e("dpzero.E13", "erratum", "public code of the paper (trainer, DPZero step); Algorithm 2 line 6",
+       "the noise z_t is drawn right after reseeding the generator with the direction seed of step t",
+       "z_t is then a function of the (public) seed and the step releases the clipped value unprotected; the "
+       "noise needs its own stream, never reseeded by direction seeds",
+       "dpzero.alg2.noise_law"),
+    _e("dpzero.E14", "erratum", "early public code (optimizer module, not used for the paper's runs)",
+       "a fresh normal noise per parameter tensor, with a scale missing the 1/batch factor",
+       "one scalar z_t per step, scaled as in Algorithm 2"),
+    _e("dpzero.E15", "clarification", "Theorem 3 (eq. (7)); Remark F.6",
+       "real-valued T, and the bound (7) at any n",
+       "T must be rounded to an integer, and at small nε the bound exceeds the trivial L² (e.g. n = 1000, "
+       "d = 100, r = 5, ε = 2, L = ℓ = 1)", "dpzero.thm3.utility_bound"),
+    _e("dpzero.E16", "clarification", "Lemma C.2 (smoothing)",
+       "f_λ(x) = E_v f(x + λv) with v uniform in the ball √d·B^d",
+       "f_λ averages over the ball of radius λ√d, not λ; smoothed functions must use that radius",
+       "dpzero.lemma_c2.smoothed_gradient_unbiased"),
+    _e("dpzero.E17", "clarification", "eq. (2), Lemma C.1",
+       "directions u uniform on the sphere √d·S^{d-1}",
+       "the radius is √d (E[uuᵀ] = I), not 1; with unit vectors every formula changes by factors of d",
+       "dpzero.lemma_c1.scaled_sphere_moments"),
+    _e("dpzero.E18", "erratum", "App. B.2 (comparison with Tang et al.)",
+       "clipping the raw difference f(x+λu) − f(x−λu) at 0.05 \"aligns with\" C = 0.05/λ = 50",
+       "the equivalent threshold on the normalised difference is 0.05/(2λ) = 25",
+       "dpzero.alg2.reductions"),
+    _e("dpzero.E19", "clarification", "Theorem 2",
+       "assumes Assumption 3.5 (which includes per-sample smoothness)",
+       "the proof needs only Lipschitz f and the Hessian bound on F_S; harmless"),
+    _e("dpzero.E20", "clarification", "§2 (notation: clip_C)",
+       "clip_C(v) = v·min(1, C/‖v‖)", "undefined at v = 0; dpref sets clip_C(0) = 0, as the public code does"),
+    _e("dpzero.E21", "clarification", "Algorithm 2 vs the public code (mini-batch noise)",
+       "σ = 4C√(2T Lg)/(nε) for the full batch",
+       "with mini-batches the code calibrates a noise multiplier on the sensitivity 2C of the batch sum and "
+       "divides by B; replacing n by B in the paper's σ is a different (unamplified) guarantee, so dpref "
+       "requires an explicit accountant for mini-batches"),
+    # --- zo_o2nc -----------------------------------------------------------------------------------------
+    _e("zo_o2nc.E3", "erratum", "Theorem 4.3 proof, Lemma C.1; Corollary 4.4",
+       "a record enters |OUT(q)| = ⌈log₂ n⌉ + 1 ≤ 2 ln n tree nodes",
+       "the exact largest count is ⌊log₂ n⌋ + 1, which exceeds 2 ln n at n ∈ {1, 2, 4}: Corollary 4.4's "
+       "σ = √(2 ln T)·s/ρ is not private at T = 1 (σ = 0) and over budget at T = 2 and 4; dpref offers the "
+       "exact count",
+       "zo_o2nc.thm4_3.out_count_constant"),
+    _e("zo_o2nc.E4", "erratum", "Remark 4.2; Corollary 4.5",
+       "|NODE(t)| ≤ 2 ln t, hence E‖TREE(t)‖² ≤ 2 ln(t)·dσ²",
+       "false at t = 1 (one node, 2 ln 1 = 0); exact: popcount(t)·dσ², or 2 ln(T)·dσ² for all t ≤ T when T ≥ 2",
+       "zo_o2nc.remark4_2.node_count_bound"),
+    _e("zo_o2nc.E6", "erratum", "Lemma A.1 with Lemma A.2 (proof of Lemma 2.2(iii))",
+       "Lemma A.1 bounds the smoothing constant by √d using Lemma A.2's Γ-ratio bound √(2n)",
+       "with √(2n) the proof gives only 2√(2/π)·√d ≈ 1.6√d; Lemma 2.2(iii)'s √d is true (with the bound "
+       "√(πn)/2 the proof gives exactly √d)",
+       "zo_o2nc.lemma_a1.constant_via_a2"),
+    _e("zo_o2nc.E11", "typo", "§2 (RDP to (ε, δ)-DP conversion)",
+       "\"for all δ [relation lost] exp(−ρ²)\"",
+       "δ ≤ exp(−ρ²); dpref uses the conversion ρ²/2 + ρ√(2 ln(1/δ)), valid for every δ"),
+    _e("zo_o2nc.E15", "clarification", "Lemmas 3.1 and 3.2 (sensitivity)",
+       "the sensitivity of GRAD and DIFF is bounded deterministically",
+       "only when the two neighbouring runs share the directions u_ij (the proof conditions on the internal "
+       "randomness); the directions must never depend on the data",
+       "zo_o2nc.lemma3_1.sensitivity"),
+    # --- nsnc_improved -----------------------------------------------------------------------------------
+    _e("nsnc_improved.E3", "erratum", "Proposition 2.5 (tree mechanism noise)",
+       "σ = 4s√(log Σ·log(1/δ))/ε",
+       "σ = 0 at Σ = 1, and log Σ undercounts the tree levels for small Σ; dpref uses log(max(Σ, 2)) or an "
+       "exact Gaussian-DP calibration"),
+    # --- spider_sosp -------------------------------------------------------------------------------------
+    _e("spider_sosp.E1", "erratum", "§2 (neighbouring datasets); Lemma 3.7",
+       "neighbours differ \"by a single item\", with O1 sensitivity G/b and O2 sensitivity M‖Δx‖/b_t",
+       "replacing one item gives 2G/b and 2M‖Δx‖/b_t; the paper's constants are right for zero-out "
+       "neighbours only",
+       "spider_sosp.sec5.noise_rules"),
+    _e("spider_sosp.E3", "erratum", "Theorem 2.2, Lemma 3.7, Lemma 3.8, Theorem 3.11",
+       "four noise rules: 4s√(log Σ·log(1/δ))/ε, s·log(1/δ)/ε, 2 log(1/δ)·α/√d and α/√d",
+       "they disagree (the last has no ε or δ at all); dpref calibrates σ exactly and reports the true "
+       "privacy of each printed rule",
+       "spider_sosp.sec5.noise_rules"),
+    _e("spider_sosp.E5", "erratum", "Algorithm 2 with Theorem 2.2 (one tree across O1 restarts)",
+       "each record enters one leaf of the tree",
+       "with one tree for the whole run a record changes its own leaf and the next restart leaf, so the "
+       "single-participation hypothesis fails; count two leaves, or use a fresh tree per segment",
+       "spider_sosp.sec5.noise_rules"),
+    _e("spider_sosp.E29", "clarification", "Lemma 3.10",
+       "α is stated with O(·)", "it inherits the Õ(·) factors; dpref multiplies the formula by a constant "
+       "c_alpha (default 1)"),
+)
+
+ERRATA_BY_ID: dict[str, Erratum] = {e.id: e for e in ERRATA}
+
+#: Files whose bare ``E<n>`` citations refer to one paper (path relative to the repository root, or a
+#: prefix ending in "/"). Everywhere else an erratum is cited by its qualified id.
+BARE_ERRATUM_SCOPE: dict[str, str] = {
+    "reference/algorithms/dpzero.py": "dpzero",
+    "reference/algorithms/dpzero_theory.py": "dpzero",
+    "reference/objectives_dpzero.py": "dpzero",
+    "empirical_dp/dpzero_scenarios.py": "dpzero",
+    "proofs_checks/adapters/dpref.py": "dpzero",
+    **{f"docs/papers/src/{key}.md": key for key in PAPERS_BY_KEY},
+    **{f"docs/papers/{key}.md": key for key in PAPERS_BY_KEY},
+}
+
+
+def errata_of(paper: str) -> list[Erratum]:
+    """The errata of one paper, by number."""
+    return sorted((e for e in ERRATA if e.paper == paper), key=lambda e: e.number)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# citation text
+
+def software_bibtex() -> str:
+    s = SOFTWARE
+    return (
+        "@software{dpref,\n"
+        f"  author    = {{{{{' and '.join(s.authors)}}}}},\n"
+        f"  title     = {{{s.title}}},\n"
+        f"  version   = {{{s.version}}},\n"
+        f"  year      = {{{s.year}}},\n"
+        f"  license   = {{{s.license}}}\n"
+        "}"
+    )
+
+
+def software_text() -> str:
+    s = SOFTWARE
+    return f"{', '.join(s.authors)}. {s.title}. Version {s.version}, {s.year}."
+
+
+def _authors_text(authors) -> str:
+    if len(authors) == 1:
+        return authors[0]
+    return ", ".join(authors[:-1]) + " and " + authors[-1]
+
+
+def paper_text(key: str) -> str:
+    p = PAPERS_BY_KEY[key]
+    return f"{_authors_text(p.authors)}. {p.title}. {p.venue}, {p.year}. arXiv:{p.arxiv}."
+
+
+def parse_bibtex(entry: str) -> tuple[str, str, dict[str, str]]:
+    """(entry type, citation key, {field: value}) of one BibTeX entry; values lose one level of braces.
+
+    A small parser for the entries above (brace-delimited values, no string macros), used by the tests and
+    by nothing else."""
+    import re
+
+    match = re.match(r"\s*@(\w+)\s*\{\s*([^,\s]+)\s*,", entry)
+    if not match:
+        raise ValueError("not a BibTeX entry")
+    kind, key = match.group(1).lower(), match.group(2)
+    fields: dict[str, str] = {}
+    i = match.end()
+    body_end = entry.rstrip().rfind("}")
+    while i < body_end:
+        m = re.compile(r"\s*(\w+)\s*=\s*").match(entry, i)
+        if not m:
+            if entry[i:body_end].strip(" ,\n"):
+                raise ValueError(f"cannot parse BibTeX near {entry[i:i + 30]!r}")
+            break
+        name, j = m.group(1).lower(), m.end()
+        if entry[j] == "{":
+            depth, k = 0, j
+            while True:
+                if entry[k] == "{":
+                    depth += 1
+                elif entry[k] == "}":
+                    depth -= 1
+                    if depth == 0:
+                        break
+                k += 1
+            value, i = entry[j + 1:k], k + 1
+        else:
+            m2 = re.compile(r"([^,\n}]+)").match(entry, j)
+            value, i = m2.group(1).strip(), m2.end()
+        if name in fields:
+            raise ValueError(f"duplicate BibTeX field {name!r}")
+        fields[name] = value
+        m3 = re.compile(r"\s*,?").match(entry, i)
+        i = m3.end()
+    return kind, key, fields
