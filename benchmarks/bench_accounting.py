@@ -1,6 +1,6 @@
 """Benchmark: ε of DP-SGD's canonical composition — our float64 path, dp_accounting's RdpAccountant, our mpmath.
 
-The composition (issue 3, "Done when"): T = 10 000 Poisson-subsampled Gaussian steps with q = 0.01 and noise
+The composition: T = 10 000 Poisson-subsampled Gaussian steps with q = 0.01 and noise
 multiplier z = 1, reported at δ = 1e-5 on the default orders (dp_accounting's, which are ours). In one run:
 
 * ours, float64: ``reference.fast.rdp.rdp_poisson_gaussian`` on the orders, times T, then

@@ -1,4 +1,4 @@
-"""Benchmark: audit throughput, serial and on the local process pool (issue 4, "Done when").
+"""Benchmark: audit throughput, serial and on the local process pool.
 
 In one run:
 

@@ -1,4 +1,4 @@
-"""``dpref account``: privacy loss of a composition and noise for a target (issue 3, CLI; DESIGN.md, Command line).
+"""``dpref account``: privacy loss of a composition and noise for a target (docs/accounting.md, Command line).
 
     dpref account epsilon --mechanism M --noise-multiplier Z --delta D [--sampling-probability Q] [--steps T]
                           [--restarts R] [--relation REL] [--orders GRID] [--precision DIGITS] [--format table|json]
@@ -39,7 +39,7 @@ import warnings
 import mpmath
 
 from reference.accounting.accountant import RdpAccountant
-from reference.accounting.calibration import OPACUS_ORDERS, calibrate, calibrate_gaussian_noise
+from reference.accounting.calibration import calibrate, calibrate_gaussian_noise
 from reference.accounting.errors import AccountingError
 from reference.accounting.events import (
     GaussianEvent,
@@ -50,6 +50,7 @@ from reference.accounting.events import (
 )
 from reference.accounting.gaussian import gaussian_delta, gaussian_epsilon
 from reference.accounting.rdp import ACCOUNTING_DPS, DEFAULT_ORDERS
+from reference.algorithms.dpzero_privacy import OPACUS_ORDERS
 from reference.precision import working_precision
 
 __all__ = ["register", "run", "MECHANISMS", "ORDER_GRIDS", "DEFAULT_PRECISION"]

@@ -1,4 +1,4 @@
-"""``dpref audit``: empirical privacy audits from the command line (issue 4, CLI; DESIGN.md, Command line).
+"""``dpref audit``: empirical privacy audits from the command line (docs/audits.md).
 
     dpref audit list [--format table|json]
     dpref audit run NAME [--trials N] [--seed S] [--executor serial|local|dask://HOST:PORT] [--shards K]

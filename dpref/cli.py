@@ -1,4 +1,4 @@
-"""The ``dpref`` command line (DESIGN.md, Command line).
+"""The ``dpref`` command line (docs/index.md lists the guides).
 
     dpref claims list   [--paper P] [--kind K] [--id ID] [--subject S] [--format F]
     dpref claims run    [--paper P] [--kind K] [--id ID] [--subject S ...] [--budget quick|full]

@@ -1,4 +1,4 @@
-"""``dpref conform accountants``: our accountant beside the installed libraries (DESIGN.md, Command line).
+"""``dpref conform accountants``: our accountant beside the installed libraries (docs/accounting.md, Conformance).
 
     dpref conform accountants [--format table|markdown|csv|json] [--report DIR] [--libraries NAME ...]
                               [--grid default|small] [--workers N] [--no-progress]

@@ -1,5 +1,5 @@
-"""``dpref run``: run one DPZero-paper algorithm on a built-in problem (dpzero §2 Algorithms 1 and 2, §2.1 DP-GD,
-§2.4 MeZO; the problems of dpzero §6.1). A thin command line over ``reference.runner``, whose docstring states
+"""``dpref run``: run one DPZero-paper algorithm on a built-in problem (dpzero Algorithms 1 and 2, §2.1 DP-GD,
+MeZO of App. B.2; the problems of dpzero App. B.1). A thin command line over ``reference.runner``, whose docstring states
 what a run publishes and why each part is public.
 
     dpref run ALGORITHM [--problem quadratic|subspace-logistic] [--mode identity|sqrt|harmonic] [--k K]
@@ -13,7 +13,7 @@ what a run publishes and why each part is public.
 ALGORITHM: ``dpzero`` (Algorithm 2), ``dpgd-zeroth-order`` or ``dpgd0`` (Algorithm 1, DPGD-0th), ``dpgd``
 (first-order DP-GD), ``mezo`` (MeZO / ZO-SGD, not private: no --epsilon, --delta, --accountant, --noise-seed).
 
-Problems: ``quadratic`` is the effective-rank quadratic of dpzero §6.1 (f(x; z) = ½(x − z)^T A (x − z),
+Problems: ``quadratic`` is the effective-rank quadratic of dpzero App. B.1 (f(x; z) = ½(x − z)^T A (x − z),
 z ~ N(1, I), A = I, diag(1/√i) or diag(1/i) for --mode identity, sqrt, harmonic; not Lipschitz, dpzero.E10).
 ``subspace-logistic`` is logistic regression with features in a random k-dimensional subspace (L = 1, ℓ = 1/4,
 effective rank <= k). Training data from ``Streams(--data-seed).generator("dpref run", PROBLEM)``; a held-out set

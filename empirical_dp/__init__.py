@@ -1,4 +1,4 @@
-"""dpref empirical_dp: privacy audits (DESIGN.md, empirical_dp/).
+"""dpref empirical_dp: privacy audits (docs/audits.md).
 
 Neighbouring-dataset distinguishing attacks with rigorous epsilon lower bounds, compared with what
 the accountant claims. Built so far:

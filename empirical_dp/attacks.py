@@ -1,5 +1,5 @@
-"""Distinguishing attacks: score functions mapping mechanism outputs (trials, k) to scores (trials,) (DESIGN.md,
-empirical_dp/ "attack"). A high score means "the output came from D'".
+"""Distinguishing attacks: score functions mapping mechanism outputs (trials, k) to scores (trials,) (docs/audits.md,
+Attacks). A high score means "the output came from D'".
 
 Sources:
 - Neyman–Pearson lemma (e.g. Dong, Roth, Su 2022 §2.1): thresholding the log-likelihood ratio is the most

@@ -1,10 +1,10 @@
-"""Threshold audits with a disjoint selection split (DESIGN.md, empirical_dp/; anchors.md §6–§7).
+"""Threshold audits with a disjoint selection split (docs/audits.md, Bounds).
 
 Sources:
 - Jagielski, Ullman, Oprea 2020 (NeurIPS) and Nasr et al. 2021 (S&P): draw the mechanism's output on D and D' many
   times, threshold an attack score, count false positives / false negatives and turn Clopper–Pearson bounds on the
   two error rates into an ε lower bound (``empirical_dp.bounds``).
-- The Jagielski ``compute_results`` pitfall (anchors.md §7): picking the best threshold on the counted data voids
+- The Jagielski ``compute_results`` pitfall (tensorflow/privacy research/audit_2020): picking the best threshold on the counted data voids
   the confidence. Here the threshold is chosen on a SELECT split drawn from streams disjoint from the COUNT split
   (jax_privacy ``Split(frac)``); the search oracle (best threshold searched on the counted split itself) is
   reported for comparison only: not a bound, optimistic.

@@ -1,4 +1,4 @@
-"""Statistical lower bounds on privacy from one threshold (membership) test (DESIGN.md, empirical_dp/ "Bounds").
+"""Statistical lower bounds on privacy from one threshold (membership) test (docs/audits.md, Bounds).
 
 Sources:
 - Kairouz, Oh, Viswanath 2015 (ICML), "The composition theorem for differential privacy", Thm 2.1: a mechanism is
@@ -8,14 +8,14 @@ Sources:
   δ(ε) = Φ(−ε/μ + μ/2) − e^ε·Φ(−ε/μ − μ/2) (Cor. 2.13).
 - Jagielski, Ullman, Oprea 2020 (NeurIPS) and Nasr et al. 2021 (S&P), "Adversary instantiation": audits count a
   threshold attack's false positives/negatives over independent trials and turn Clopper–Pearson bounds on the two
-  error rates into an ε lower bound (anchors.md §7).
+  error rates into an ε lower bound.
 - jax_privacy ``auditing.py`` (CanaryScoreAuditor) as a model of small pure functions, each one fact.
 
 Validity: the ε (and μ) bounds below are decreasing in both error rates, so plugging in *upper* confidence bounds
 for FPR and FNR gives a lower bound that holds with probability ≥ ``confidence`` (Bonferroni over the two rates,
 each at 1 − (1 − confidence)/2). The threshold must be fixed before the counted trials are drawn (chosen on a
 disjoint split); searching thresholds on the counted data voids the confidence (the Jagielski ``compute_results``
-pitfall, anchors.md §7).
+pitfall).
 
 Rounding (float64 only; mpmath is not needed for a lower bound computed on the safe side):
 - the Clopper–Pearson upper bounds fed into ε and μ are inflated by a relative ``_RATE_INFLATION`` = 1e-12 (SciPy's

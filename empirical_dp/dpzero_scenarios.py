@@ -1,19 +1,19 @@
-"""Audit scenarios for DPZero run through the algorithm itself (dpzero Alg 2, §2.2; threat model dpzero.md §1.4;
-privacy §5.1–§5.3; erratum E13).
+"""Audit scenarios for DPZero run through the algorithm itself (dpzero Algorithm 2; threat model and privacy:
+Lemma 2.2 and App. E, mini-batches §5 and App. B.2; erratum E13).
 
 Sources:
-- Zhang, Li, Thekumparampil, Oh, He 2024 (ICML), "DPZero", Alg 2 lines 3–7 and §1.4: the only data-dependent
+- Zhang, Li, Thekumparampil, Oh, He 2024 (ICML), "DPZero", Alg 2 lines 3–6 and App. E (privacy guarantee): the only data-dependent
   release of step t is the scalar ŝ_t = m_t + z_t along the PUBLIC direction u_t; the proof covers the whole
   transcript (u_0, ŝ_0, …, u_{T−1}, ŝ_{T−1}) and every post-processing of it (x_τ, x_T, the trajectory).
 - Dong, Roth, Su 2022 (JRSS-B) Thm 2.7, Cor. 2.13, Cor. 3.3: N(m, σ²I_T) against N(m', σ²I_T) is exactly μ-GDP with
-  μ = ‖m' − m‖/σ; T adaptive steps of sensitivity Δ each compose to √T·Δ/σ (dpzero.md §5.2).
+  μ = ‖m' − m‖/σ; T adaptive steps of sensitivity Δ each compose to √T·Δ/σ.
 - Mironov, Talwar, Zhang 2019 §3.3 (the RDP of the Poisson-subsampled Gaussian: the claim of the Poisson run);
   Koskela, Jälkö, Honkela 2020 / Doroshenko et al. 2022 (privacy loss distributions, ``dp_accounting.pld``): its
   tight ε, when ``dp_accounting`` is installed.
 - Nasr et al. 2021 (S&P) §4, Nasr et al. 2023 (USENIX) "Tight auditing": the worst-case dataset of a gradient
   audit is one canary whose clipped contribution is ±C along the release and other records contributing nothing.
 
-Threat model (dpzero.md §1.4). Replace-one neighbours (full batch) or zero-out (Poisson: one record replaced by a
+Threat model (dpzero App. E: the directions are never used for privacy). Replace-one neighbours (full batch) or zero-out (Poisson: one record replaced by a
 null record, the relation of the plan's RDP claim; labelled "add_remove" in ``canary_pair``), n public. The attacker knows everything except the secret
 noise seed: x_0, (T, α, λ, C, ε, δ), both datasets, the public seed (so every u_t) and the released transcript
 (ŝ_0, …, ŝ_{T−1}), returned as ``DPResult.releases``. The guarantee holds conditional on the directions, so ONE
@@ -211,7 +211,7 @@ def dpzero_releases(data, noise_seeds, *, steps, clip_threshold, epsilon, delta,
 def lemma22_epsilon(mu, delta) -> float:
     """The ε dpzero Lemma 2.2 certifies for a noise σ whose T-step composition has μ = √T·Δ/σ.
 
-    Lemma 2.2 calibrates σ = 2Δ√(2T log(e + ε/δ))/ε, i.e. μ = ε/(2√(2 log(e + ε/δ))) (dpzero.md §4), increasing
+    Lemma 2.2 calibrates σ = 2Δ√(2T log(e + ε/δ))/ε, i.e. μ = ε/(2√(2 log(e + ε/δ))) (dpzero.E5), increasing
     in ε; this solves that for ε (brentq, relative tolerance 1e-13). mu: μ > 0; delta: δ ∈ (0, 1). Lemma 2.2 is
     verified only for ε ≤ 80 (erratum E5): beyond that its ε is not a valid claim.
     """

@@ -1,4 +1,4 @@
-"""Sharded audit counting on a chosen executor (DESIGN.md, empirical_dp/ "executors"; audit module docstring).
+"""Sharded audit counting on a chosen executor (docs/audits.md, Executors; audit module docstring).
 
 Trials are sharded: a run returns mergeable counts, so it runs serially, on a local process pool, or on a Dask
 cluster unchanged. Shard j draws its outputs from the stream key ("audit", name, "D" | "D'", "count", j)

@@ -1,4 +1,4 @@
-"""One-run privacy auditing (DESIGN.md, empirical_dp/ "Bounds"; anchors.md §7).
+"""One-run privacy auditing (docs/audits.md, Bounds).
 
 Source: Steinke, Nasr, Jagielski 2023 (NeurIPS), "Privacy Auditing with One (1) Training Run", arXiv 2305.08846.
 m canaries are each included or excluded by an independent fair coin S_i ∈ {−1, +1}; after one run the auditor

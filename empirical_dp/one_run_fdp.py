@@ -1,4 +1,4 @@
-"""One-run auditing of f-DP, Gaussian-DP case (DESIGN.md, empirical_dp/ "Bounds"; anchors.md §7).
+"""One-run auditing of f-DP, Gaussian-DP case (docs/audits.md, Bounds).
 
 Source: Mahloujifar, Melis, Chaudhuri 2024 (ICML 2025), "Auditing f-Differential Privacy in One Run",
 arXiv 2410.22235: the reconstruction-game test with abstentions, the procedure the paper's code calls

@@ -1,4 +1,4 @@
-"""Planted privacy bugs and their correctly implemented twins (DESIGN.md, empirical_dp/ "planted bugs"): each bug is a
+"""Planted privacy bugs and their correctly implemented twins (docs/audits.md, planted bugs): each bug is a
 ``Scenario`` whose ``claimed_epsilon`` is what the buggy accountant claims and whose ``sample`` runs the buggy
 mechanism on a worst-case neighbouring pair, with the attack that exposes it and a trial budget within which
 ``empirical_dp.audit.audit`` must report a violation. Each twin runs the correct mechanism against the same claim
@@ -8,11 +8,11 @@ Sources:
 - Dong, Roth, Su 2022 (JRSS-B) Thm 2.7 / Cor. 2.13: the Gaussian mechanism with sensitivity Δ and noise σ is
   exactly μ-GDP, μ = Δ/σ, and its tight ε(δ); calibration for ε = 1 at δ = 1e-5 uses σ = Δ/μ(1, 1e-5).
 - Mironov, Talwar, Zhang 2019 §3.3: the RDP of the Poisson-subsampled Gaussian (the claim of bug 3).
-- Zhang et al. 2024 (ICML), "DPZero" (dpzero.md §2.0): the private scalar s = clip_C(a) + σz released along a
+- Zhang et al. 2024 (ICML), "DPZero" (Algorithm 2 lines 5–6): the private scalar s = clip_C(a) + σz released along a
   public direction u; the randomness contract of ``reference.rng`` forbids drawing z from u's stream; the public
-  code draws it right after reseeding with the direction seed (dpzero.md §7 dpzero.E13, §5.4 rule 1).
+  code draws it right after reseeding with the direction seed (dpzero.E13).
 
-The bugs (the issue's list):
+The bugs:
 1. ``noise_halved``: clipped mean (replace-one, Δ = 2C/n) calibrated for ε = 1, run with σ/2 (true μ doubles).
 2. ``sensitivity_c_over_n``: σ calibrated for Δ = C/n while the replace-one pair (+C vs −C) has Δ = 2C/n.
 3. ``poisson_accounted_shuffle_run``: ε claimed by the Poisson-subsampled RDP accountant with q = B/n for one
@@ -286,7 +286,7 @@ def planted_dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_thres
 
 def _dpzero_release(public_seed: int, secret_seed: int, gradients: np.ndarray, clip_threshold: float,
                     noise_std: float, dimension: int, same_stream: bool) -> float:
-    """One DPZero step's private scalar (dpzero.md §2.0): ``planted_dpzero`` with T = 1 on the linear loss
+    """One DPZero step's private scalar (dpzero Algorithm 2 lines 5–6): ``planted_dpzero`` with T = 1 on the linear loss
     f(x; g_i) = ⟨g_i, x⟩, whose difference is ⟨g_i, u⟩, so s = (1/n) Σ_i clip_C(⟨g_i, u⟩) + σz with u from key
     ("dpzero", "direction", 0) under the public seed and z from the SAME generator right after u (``same_stream``,
     the bug) or from key ("dpzero", "noise") under the secret seed (the fix)."""

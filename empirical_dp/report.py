@@ -1,4 +1,4 @@
-"""Audit reports: records, tables and plots of ``AuditResult``s (DESIGN.md, empirical_dp/ "reports and plots").
+"""Audit reports: records, tables and plots of ``AuditResult``s (docs/audits.md, Plots).
 
 Sources:
 - Dong, Roth, Su 2022 (JRSS-B) Def. 2.6 / Thm 2.7: the Gaussian mechanism with μ = Δ/σ has the trade-off curve

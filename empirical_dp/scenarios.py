@@ -1,5 +1,5 @@
-"""Audit scenarios: a mechanism, a worst-case neighbouring pair D, D', and the (ε, δ) claimed for it (DESIGN.md,
-empirical_dp/ "scenario").
+"""Audit scenarios: a mechanism, a worst-case neighbouring pair D, D', and the (ε, δ) claimed for it (docs/audits.md,
+Shipped scenarios and planted bugs).
 
 Sources:
 - Dong, Roth, Su 2022 (JRSS-B), "Gaussian differential privacy", Thm 2.7: the Gaussian mechanism with
@@ -242,7 +242,7 @@ def poisson_gaussian_scenario(q, noise_std, delta=1e-5, *, name=None) -> Scenari
 
 
 def tree_release_matrix(steps) -> np.ndarray:
-    """R with R[t−1, b−1] = 1[b ∈ R(t)] (zo_o2nc §1.7): TREE(t) = (R ξ)_t, shape (steps, steps).
+    """R with R[t−1, b−1] = 1[b ∈ R(t)] (zo_o2nc Alg 5): TREE(t) = (R ξ)_t, shape (steps, steps).
 
     Built as ``tree_prefix_noise`` of the identity, so it is the very map the sampler applies to the node noise.
     R is unit lower triangular (b = t is always in R(t)), hence invertible.
@@ -341,7 +341,7 @@ def zeroth_order_pair(d=5, n=10, clip_threshold=1.0, perturbation=1e-3, *, lipsc
     """The noiseless part of one DPZero release (dpzero Alg 2 lines 3–6) on a worst-case replace-one pair.
 
     Public randomness, from ``Streams(public_seed)`` and shared by both datasets: the direction
-    u ~ Unif(√d S^{d−1}) (key ("zeroth_order", "direction")) and n − 1 ridge records (zo_o2nc §1.5 ``RidgeSum``
+    u ~ Unif(√d S^{d−1}) (key ("zeroth_order", "direction")) and n − 1 ridge records (zo_o2nc §2 smoothing, ``RidgeSum``
     with profile "abs", key ("zeroth_order", "data")); the point is x = 0.  Record n differs: on D it is
     (a, c) = (u/‖u‖, +M), on D' (u/‖u‖, −M) with M = perturbation·‖u‖ + 1, so the residual ⟨a, x ± λu⟩ − c never
     crosses the kink and its finite difference is ∓L‖u‖, clipped to ∓C (needs C < L‖u‖ = L√d).

@@ -1,12 +1,12 @@
 """DPZero paper, Figure 1 at CPU scale: how DPZero, DPGD-0th and DP-GD depend on the dimension d for the three
-effective-rank patterns of the synthetic quadratic (dpzero §6.1; errata E10, E11 in docs/papers/dpzero.md).
+effective-rank patterns of the synthetic quadratic (dpzero §5, App. B.1; errata dpzero.E10, dpzero.E11 in docs/errata.md).
 
 Problem: ``reference.objectives.EffectiveRankQuadratic``, f(x; z) = ½(x − z)^T A (x − z), z ~ N(1, I_d), with
 A = I (identity, r = d), diag(1/√i) (sqrt, r ≈ 2√d) or diag(1/i) (harmonic, r = H_d ≈ ln d + 0.58);
 n = 1000 training rows, 10 000 test rows from the same law, d ∈ {20, 50, 100, 200, 500, 1000}.
 Methods (the vectorized twin ``reference.fast.dpzero``): DPZero (Algorithm 2), DPGD-0th (Algorithm 1) and
 first-order DP-GD, full batch, ε = 2, δ = 1e-6 (Lemma 2.2, the paper's accountant), λ = 1e-4 for both
-zeroth-order methods, sphere directions, x_0 = 0 (E11), T = 150 iterations, R = 2 replicate runs per setting
+zeroth-order methods, sphere directions, x_0 = 0 (dpzero.E11), T = 150 iterations, R = 2 replicate runs per setting
 with common public seeds (``reference.secrets.replicate_seeds``: spawned, never seed + r). The noise comes
 from a secret seed drawn from fresh operating-system entropy for every run (the algorithms' default): the
 study is a simulation, but it follows the rule every private run must, so repeated runs of the study differ
@@ -14,7 +14,7 @@ by their noise.
 
 Metric — what the figure shows: for every (pattern, d, method) the configuration of a small grid,
 step size α ∈ {0.1, 0.3, 1} × clip threshold C ∈ {0.3, 1, 3}, with the smallest TRAINING error
-E_τ‖∇F_S(x_τ)‖² = (1/T) Σ_{t<T} ‖∇F_S(x_t)‖² (mean over the R replicates) is selected (E11: the paper selected on
+E_τ‖∇F_S(x_τ)‖² = (1/T) Σ_{t<T} ‖∇F_S(x_t)‖² (mean over the R replicates) is selected (dpzero.E11: the paper selected on
 test data; we select on training data), and for it the figure plots the TEST gradient norm
 E_τ‖∇F_test(x_τ)‖ = (1/T) Σ_{t<T} ‖A(x_t − z̄_test)‖ (mean over the replicates), the quantity of the paper's
 Figure 1 ("gradient norm on the test set"), with the released iterate τ ~ Unif{0..T−1} averaged out. The CSV
@@ -71,7 +71,7 @@ COLOURS = {"DPZero": "tab:blue", "DPGD-0th": "tab:orange", "DP-GD": "tab:green"}
 
 class QuadraticLoss:
     """f(x; z_i) = ½x^T A x − (Ax)^T z_i + ½z_i^T A z_i, the same per-sample loss as the objective's, computed with
-    one matrix product over the full data (dpzero.md §6.3: "one matrix-vector product"). Called by the fast
+    one matrix product over the full data (for a diagonal A the finite difference costs one matrix-vector product). Called by the fast
     backend with points (..., 1, d) and all n rows; anything else falls back to the objective."""
 
     def __init__(self, objective: EffectiveRankQuadratic):
@@ -151,7 +151,7 @@ def study_cell(task):
 
 
 def best_by_train(grid: pd.DataFrame) -> pd.DataFrame:
-    """One row per (mode, d, method): the configuration with the smallest training error (E11)."""
+    """One row per (mode, d, method): the configuration with the smallest training error (dpzero.E11)."""
     index = grid.groupby(["mode", "d", "method"])["train_grad_sq"].idxmin()
     return grid.loc[index].reset_index(drop=True)
 

@@ -1,4 +1,4 @@
-"""dpref proofs_checks: the papers' lemmas and theorems as executable claims (DESIGN.md, proofs_checks/).
+"""dpref proofs_checks: the papers' lemmas and theorems as executable claims (docs/writing-claims.md).
 
 - ``claim``: Claim, Mutant, Evidence, budgets and contexts.
 - ``protocols`` and ``subjects``: what a claim may call, and the implementations it runs against

@@ -1,4 +1,4 @@
-"""The claim model (DESIGN.md, proofs_checks/): a paper's statement made executable.
+"""The claim model (docs/writing-claims.md): a paper's statement made executable.
 
 A :class:`Claim` has a stable id (``zo_o2nc.lemma3_1.sensitivity``), the paper and location, the
 statement in words, a kind, the subject protocols it needs, a check, and at least one
@@ -49,7 +49,7 @@ VERDICTS = (PASS, FAIL, ERRATUM, ERROR)
 KINDS = ("deterministic", "monte_carlo", "privacy", "rate", "backend")
 PAPERS = ("dpzero", "zo_o2nc", "nsnc_improved", "spider_sosp", "bgm21")
 
-#: Default per-claim false-alarm level of every statistical check (DESIGN.md, Statistics).
+#: Default per-claim false-alarm level of every statistical check (docs/writing-claims.md, Evidence and statistics).
 DEFAULT_LEVEL = 1e-6
 
 _ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*(\.[a-z0-9_]+)+$")

@@ -360,6 +360,7 @@ ERRATA_BY_ID: dict[str, Erratum] = {e.id: e for e in ERRATA}
 #: prefix ending in "/"). Everywhere else an erratum is cited by its qualified id.
 BARE_ERRATUM_SCOPE: dict[str, str] = {
     "reference/algorithms/dpzero.py": "dpzero",
+    "reference/algorithms/dpzero_privacy.py": "dpzero",
     "reference/algorithms/dpzero_theory.py": "dpzero",
     "reference/objectives_dpzero.py": "dpzero",
     "empirical_dp/dpzero_scenarios.py": "dpzero",

@@ -137,7 +137,7 @@ PROTOCOLS: dict[str, tuple[str, str]] = {
     ),
     "rdp_tree_exact": (
         "rdp_tree_exact(orders, sensitivities (n,), noise_stds (n,)) -> (len(orders),)",
-        "exact per-record tree RDP alpha/2 * max_q s_q^2 sum_{b <= n, q in N_b} 1/sigma_b^2 (zo_o2nc §5 item 3)",
+        "exact per-record tree RDP alpha/2 * max_q s_q^2 sum_{b <= n, q in N_b} 1/sigma_b^2 (zo_o2nc Theorem 4.3 via Lemma C.1, exact)",
     ),
     "dpzero_lemma22_sigma": (
         "dpzero_lemma22_sigma(sensitivity, steps, epsilon, delta) -> float",
@@ -146,18 +146,18 @@ PROTOCOLS: dict[str, tuple[str, str]] = {
     "zo_o2nc_cor44_sigma": (
         "zo_o2nc_cor44_sigma(d, lipschitz, T, B1, B2, rho, count_rule='exact') -> float",
         "zo_o2nc Cor 4.4 tree noise: 'paper_2lnT' sqrt(2 ln T) s_2/rho, or 'exact' with the exact node counts; "
-        "s_1 = 2dL/B1, s_t = 4dL/(B2 T) (reference.accounting.calibration)",
+        "s_1 = 2dL/B1, s_t = 4dL/(B2 T) (reference.algorithms.zo_o2nc_privacy)",
     ),
     "spider_sosp_sigma": (
         "spider_sosp_sigma(rule, *, lipschitz, smoothness, loss_gap, d, n, epsilon, delta, steps=None, "
         "adjacency='replace_one', tree_scope='global') -> float",
         "Liu-Talwar Alg 2 tree noise by rule 'gdp_exact', 'thm2.2', 'lemma3.7', 'lemma3.8' or 'thm3.11' (the last "
-        "computed although not private); spider_sosp.md §5 items 6-7",
+        "computed although not private); spider_sosp.E3",
     ),
     "spider_sosp_mu": (
         "spider_sosp_mu(sigma, *, lipschitz, smoothness, loss_gap, d, n, epsilon, steps=None, adjacency='replace_one', "
         "tree_scope='global') -> float",
-        "true GDP mu = sbar sqrt(k_adj L) / sigma of Liu-Talwar Alg 2 with tree noise sigma (spider_sosp.md §5 items 3-4)",
+        "true GDP mu = sbar sqrt(k_adj L) / sigma of Liu-Talwar Alg 2 with tree noise sigma (Theorem 2.2 tree; spider_sosp.E1, spider_sosp.E5)",
     ),
     # --- audit bounds (empirical_dp.bounds, empirical_dp.one_run; proofs_checks.adapters.audit_bounds) --
     "epsilon_lower_bound": (
@@ -216,13 +216,13 @@ PROTOCOLS: dict[str, tuple[str, str]] = {
     "privacy_plan": (
         "privacy_plan(*, clip_threshold, n, steps, epsilon, delta, batching='full', batch_size=None, "
         "accountant=None, sampling_probability=None) -> PrivacyPlan",
-        "noise sigma, relation, sensitivity and the eps of one run (dpzero.md §5), never below the exact eps when "
+        "noise sigma, relation, sensitivity and the eps of one run (dpzero Lemma 2.2; §5 and App. B.2), never below the exact eps when "
         "that is known (Lemma 2.2 beyond eps = 80, dpzero.E5); Poisson: add/remove when sampling_probability q is given, "
         "zero-out (n public) when q = B/n",
     ),
     "direction_for_step": (
         "direction_for_step(seed, t, d, direction='sphere') -> (d,)",
-        "u_t regenerated from key ('dpzero','direction',t) (the seed trick, dpzero §2.4)",
+        "u_t regenerated from key ('dpzero','direction',t) (the seed trick, dpzero App. B.2)",
     ),
     # --- DPZero theory (reference.algorithms.dpzero_theory; no fast twin, the fast subject borrows it) ----
     "theorem3_settings": (

@@ -1,4 +1,4 @@
-"""Statistics for Monte Carlo claims (DESIGN.md, Statistics), built on statsmodels and scipy.
+"""Statistics for Monte Carlo claims (docs/writing-claims.md, Evidence and statistics), built on statsmodels and scipy.
 
 Every statistical check is a hypothesis test at a declared level (default 1e-6) with a seed derived
 from the claim id. What is bounded gets a finite-sample bound (Clopper–Pearson, empirical Bernstein);

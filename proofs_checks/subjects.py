@@ -1,4 +1,4 @@
-"""Subjects: the implementations a claim is run against (DESIGN.md, proofs_checks/).
+"""Subjects: the implementations a claim is run against (docs/conformance.md).
 
 * ``reference`` — the readable oracle in ``reference/``.
 * ``fast`` — the vectorized twins in ``reference/fast/``; where a protocol has no twin (closed forms

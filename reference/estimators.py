@@ -3,7 +3,7 @@
 Zeroth-order gradient estimators, written as the pseudocode has them: plain loops over the samples
 z_i of a batch and the directions u_ij of each sample.
 
-* ``finite_difference``: the central difference (f(x+hu; z) − f(x−hu; z)) / (2h) (dpzero §1.2, eq. (2);
+* ``finite_difference``: the central difference (f(x+hu; z) − f(x−hu; z)) / (2h) (dpzero Alg 2 line 4, eq. (2);
   the scalar of zo_o2nc Alg 1 line 2).
 * ``per_sample_finite_differences``: DPZero's a_i for one direction shared by the batch (dpzero Alg 2,
   "for i = 1..n").
@@ -62,9 +62,9 @@ DIRECTION_LAWS = ("unit_sphere", "scaled_sphere", "gaussian")
 def direction_scale(direction_law: str, d: int) -> int:
     """The factor c with E[c·u u^T] = I_d for directions u drawn from ``direction_law``.
 
-    - ``"unit_sphere"``: u ~ U_S, ‖u‖ = 1, E[uu^T] = I/d, so c = d (zo_o2nc §1.5, Alg 1 factor d/(2δ)).
+    - ``"unit_sphere"``: u ~ U_S, ‖u‖ = 1, E[uu^T] = I/d, so c = d (zo_o2nc §2, Alg 1 factor d/(2δ)).
     - ``"scaled_sphere"``: u ~ Unif(√d S^{d−1}), ‖u‖ = √d, E[uu^T] = I, so c = 1 (DPZero theory, eq. (2)).
-    - ``"gaussian"``: u ~ N(0, I_d), E[uu^T] = I, so c = 1 (MeZO, DPZero experiments, dpzero §2.4).
+    - ``"gaussian"``: u ~ N(0, I_d), E[uu^T] = I, so c = 1 (MeZO, DPZero experiments, dpzero App. B.2).
     """
     d = check_int("d", d, minimum=1)
     if direction_law == "unit_sphere":
@@ -174,7 +174,7 @@ def _central_difference(loss, x, z, u, h, use_mp: bool, where: str, allow_nonfin
 def finite_difference(loss, x, z, direction, perturbation):
     """Central finite difference (f(x+hu; z) − f(x−hu; z)) / (2h).
 
-    dpzero §1.2 "finite difference" fd_i(x, u) and eq. (2); the scalar of zo_o2nc Alg 1 line 2.
+    dpzero Alg 2 line 4 (the finite difference fd_i(x, u)) and eq. (2); the scalar of zo_o2nc Alg 1 line 2.
 
     Args:
         loss: per-sample loss f(x; z), called as ``loss(point, z)`` with point of shape (d,).

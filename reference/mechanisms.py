@@ -1,17 +1,17 @@
-"""dpzero §1.2/§2.0 clipping and sensitivity; zo_o2nc §1.7, Alg 5, Theorem 4.3 tree aggregation.
+"""dpzero §2 clipping and sensitivity; zo_o2nc Alg 5, Theorem 4.3 tree aggregation.
 
-Clipping (dpzero §1.2, "Notation" of §2; §2.0 shared primitives):
+Clipping (dpzero, "Notation" of §2):
 
 * ``clip_scalar``: clip_C(a) = max(−C, min(C, a)), the scalar clip DPZero applies to each finite
   difference.
 * ``clip_vector``: clip_C(v) = v·min(1, C/‖v‖) with clip_C(0) = 0.
 * ``clipped_mean``: Σ_i clip_C(a_i) / n, or / (expected batch size) under Poisson sampling.
-* ``clipped_mean_sensitivity``: its ℓ2-sensitivity, 2C/n under REPLACE-ONE (dpzero §1.2, tight:
+* ``clipped_mean_sensitivity``: its ℓ2-sensitivity, 2C/n under REPLACE-ONE (dpzero App. E, tight:
   one item moves from +Ce to −Ce), C/n under add/remove with a fixed normaliser.
 
-The Gaussian mechanism (zo_o2nc §1.6, dpzero Lemma 2.2 before calibration): value + σ·N(0, I).
+The Gaussian mechanism (zo_o2nc §2, dpzero Lemma 2.2 before calibration): value + σ·N(0, I).
 
-Tree aggregation (zo_o2nc §1.7, Alg 5, Remark 4.2, Theorem 4.3, App. C), 1-based time t:
+Tree aggregation (zo_o2nc Alg 5, Remark 4.2, Theorem 4.3, App. C), 1-based time t:
 
 * NODE(t) is the dyadic decomposition of [1, t] taken from the top of the tree down; equivalently the
   Fenwick form {(b − lowbit(b) + 1, b) : b ∈ R(t)} with R(t) = t, t − lowbit(t), … > 0, so
@@ -114,11 +114,11 @@ def _zeros(d: int, mp: bool) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Clipping (dpzero §1.2, §2.0)
+# Clipping (dpzero §2)
 
 
 def clip_scalar(value, clip_threshold):
-    """clip_C(a) = max(−C, min(C, a)) (dpzero §1.2, scalar case; §2.0 ``clip_scalar``).
+    """clip_C(a) = max(−C, min(C, a)) (dpzero §2, scalar case).
 
     value: a, a real scalar (float or ``mpmath.mpf``) or a 1-D array (float64 or mpmath), clipped
     elementwise.
@@ -161,7 +161,7 @@ def clip_vector(vector, clip_threshold):
 
 
 def clipped_mean(values, clip_threshold, normalizer=None):
-    """Σ_{i=1}^{n} clip_C(values_i) / (normalizer or n) (dpzero §1.2, §2.0; Alg 1 line 5 and Alg 2).
+    """Σ_{i=1}^{n} clip_C(values_i) / (normalizer or n) (dpzero Alg 1 line 5 and Alg 2 line 5).
 
     values: shape (n,) — n scalars, each clipped with ``clip_scalar`` (DPZero's finite differences);
         or shape (n, d) — n vectors (rows), each clipped with ``clip_vector`` (DP-GD gradients).
@@ -194,7 +194,7 @@ def clipped_mean(values, clip_threshold, normalizer=None):
 
 
 def clipped_mean_sensitivity(clip_threshold, n, relation="replace_one"):
-    """ℓ2-sensitivity Δ of ``clipped_mean`` (dpzero §1.2 "l2-sensitivity", zo_o2nc §1.3).
+    """ℓ2-sensitivity Δ of ``clipped_mean`` (dpzero App. E; zo_o2nc §2: neighbours differ in one data point).
 
     clip_threshold: C > 0, finite (an unclipped mean has unbounded sensitivity).
     n: the divisor of the mean — the dataset/batch size for REPLACE-ONE, the fixed ``normalizer``
@@ -218,11 +218,11 @@ def clipped_mean_sensitivity(clip_threshold, n, relation="replace_one"):
 
 
 # ---------------------------------------------------------------------------------------------------
-# Gaussian mechanism (zo_o2nc §1.6; dpzero §2.1 line 6, §2.2 line 7)
+# Gaussian mechanism (zo_o2nc §2; dpzero Alg 1 line 5, Alg 2 line 6)
 
 
 def gaussian_mechanism(value, noise_std, rng):
-    """value + σ·N(0, I) (zo_o2nc §1.6; the noisy release in DPZero Alg 1/Alg 2).
+    """value + σ·N(0, I) (zo_o2nc §2; the noisy release in DPZero Alg 1/Alg 2).
 
     value: the query answer q(Z): a real scalar or an array of any shape, float64 or mpmath.
     noise_std: σ ≥ 0, finite. σ = 0 returns ``value`` unchanged but STILL DRAWS, so that a run with
@@ -274,13 +274,13 @@ def tree_node(t):
 
 
 def lowbit(t):
-    """lowbit(t) = t & −t, the largest power of 2 dividing t (zo_o2nc §0), t ≥ 1."""
+    """lowbit(t) = t & −t, the largest power of 2 dividing t, t ≥ 1."""
     t = check_int("t", t, minimum=1)
     return t & -t
 
 
 def fenwick_chain(t):
-    """R(t) = t, t − lowbit(t), … > 0: the right endpoints of NODE(t), decreasing (zo_o2nc §1.7)."""
+    """R(t) = t, t − lowbit(t), … > 0: the right endpoints of NODE(t), decreasing (zo_o2nc Alg 5)."""
     t = check_int("t", t, minimum=1)
     chain = []
     while t > 0:
@@ -292,7 +292,7 @@ def fenwick_chain(t):
 def tree_node_fenwick(t):
     """NODE(t) in Fenwick form [(b − lowbit(b) + 1, b) for b ∈ R(t)], ordered like ``tree_node``.
 
-    zo_o2nc §1.7 (equivalence verified in tests for t ≤ 2048).
+    zo_o2nc Alg 5 (equivalence verified in tests for t ≤ 2048).
     """
     return sorted((b - lowbit(b) + 1, b) for b in fenwick_chain(t))
 
@@ -300,7 +300,7 @@ def tree_node_fenwick(t):
 def participation_chain(q, n):
     """Right endpoints b ≤ n of the nodes N_b that contain leaf q: q, q + lowbit(q), … ≤ n.
 
-    zo_o2nc §1.7 / App. C: these are the mechanisms in OUT(q), the node releases whose distribution
+    zo_o2nc App. C: these are the mechanisms in OUT(q), the node releases whose distribution
     depends on data block q (the Fenwick update chain). q: leaf, 1 ≤ q ≤ n; n: number of leaves.
     """
     n = check_int("n", n, minimum=1)
@@ -314,14 +314,14 @@ def participation_chain(q, n):
 
 
 def participation_count(q, n):
-    """c_q(n) = |OUT(q)|, the number of tree nodes (with b ≤ n) that contain leaf q (zo_o2nc §1.7)."""
+    """c_q(n) = |OUT(q)|, the number of tree nodes (with b ≤ n) that contain leaf q (zo_o2nc App. C)."""
     return len(participation_chain(q, n))
 
 
 def max_participation_count(n):
     """max_{q ∈ [n]} c_q(n), computed from the definition by scanning every leaf q.
 
-    Closed form (zo_o2nc §1.7, erratum zo_o2nc.E3): ⌊log2 n⌋ + 1, attained only at q = 1 (whose chain is
+    Closed form (erratum zo_o2nc.E3): ⌊log2 n⌋ + 1, attained only at q = 1 (whose chain is
     1, 2, 4, …, 2^⌊log2 n⌋); every q ≥ 2 has c_q(n) ≤ ⌊log2 n⌋.
     """
     n = check_int("n", n, minimum=1)
@@ -329,7 +329,7 @@ def max_participation_count(n):
 
 
 def tree_noise_covariance(t, t_other, noise_stds):
-    """The scalar c with Cov(TREE(t), TREE(t')) = c·I_d: Σ_{b ∈ R(t) ∩ R(t')} σ_b² (zo_o2nc §1.7).
+    """The scalar c with Cov(TREE(t), TREE(t')) = c·I_d: Σ_{b ∈ R(t) ∩ R(t')} σ_b² (zo_o2nc Alg 5, Cor 4.5).
 
     t, t_other: 1-based times t, t' in [1, T]. noise_stds: σ_1..σ_T (noise_stds[b−1] = σ_b), float64
     or mpmath. With t = t' this is E‖TREE(t)‖²/d (= popcount(t)·σ² for constant σ, Cor. 4.5 exact).

@@ -1,5 +1,5 @@
-"""dpzero §6.1 (effective-rank quadratic); zo_o2nc §1.5 and §6 (ridge test functions S1/S2);
-spider_sosp §6 (the COS family): test problems with data and exact (smoothed) gradients.
+"""dpzero §5 and App. B.1 (effective-rank quadratic); zo_o2nc §2 smoothing (ridge test functions S1/S2);
+the cosine family COS for spider_sosp: test problems with data and exact (smoothed) gradients.
 
 Every objective is a finite-sum problem F(x) = (1/n) Σ_i f(x; z_i) whose rows z_i are stored in
 ``data`` (shape (n, p)). Per-sample methods take a point x and a data row z:
@@ -11,7 +11,7 @@ Every objective is a finite-sum problem F(x) = (1/n) Σ_i f(x; z_i) whose rows z
   computed in mpmath at the working precision, one point at a time, and the result is an ``mpf``
   (or an object array of them). Float64 data are converted exactly.
 
-Smoothing follows zo_o2nc §1.5: f̂_δ(x; z) = E_{v ~ U(unit ball)} f(x + δv; z), with
+Smoothing follows zo_o2nc §2: f̂_δ(x; z) = E_{v ~ U(unit ball)} f(x + δv; z), with
 ``smoothing_radius`` = δ. DPZero smooths over the ball of radius λ√d (Lemma C.2): pass
 ``smoothing_radius = λ·√d`` to get its f_λ. Smoothed values and gradients are exact closed forms
 (reference.smoothing), not Monte Carlo estimates.
@@ -192,7 +192,7 @@ class Objective:
         return self._average_vector(self.gradient, x)
 
     def empirical_smoothed_loss(self, x, smoothing_radius):
-        """F̂_δ(x) = (1/n) Σ_i f̂_δ(x; z_i) (zo_o2nc §1.5: F̂_δ = E_z f̂_δ(·, z))."""
+        """F̂_δ(x) = (1/n) Σ_i f̂_δ(x; z_i) (zo_o2nc §2: F̂_δ = E_z f̂_δ(·, z))."""
         return self._average_scalar(self.smoothed_loss, x, smoothing_radius)
 
     def empirical_smoothed_gradient(self, x, smoothing_radius):
@@ -227,11 +227,11 @@ class Objective:
 
 
 # ---------------------------------------------------------------------------------------------------
-# dpzero §6.1
+# dpzero §5, App. B.1
 
 
 class EffectiveRankQuadratic(Objective):
-    """dpzero §6.1: f(x; z) = ½ (x − z)^T A (x − z), A diagonal with ‖A‖₂ = 1.
+    """dpzero App. B.1: f(x; z) = ½ (x − z)^T A (x − z), A diagonal with ‖A‖₂ = 1.
 
     Modes (the Hessian spectrum): "identity" A = I (effective rank r = d); "sqrt" A = diag(1/√i)
     (r = Σ i^{−1/2} ≈ 2√d); "harmonic" A = diag(1/i) (r = H_d ≈ ln d + 0.577). i = 1..d.
@@ -345,11 +345,11 @@ class EffectiveRankQuadratic(Objective):
 
 
 # ---------------------------------------------------------------------------------------------------
-# zo_o2nc §1.5 / §6: ridge functions
+# zo_o2nc §2 (smoothing): ridge functions
 
 
 class RidgeSum(Objective):
-    """zo_o2nc §1.5 and §6 (S1, S2): f(x; z) = L·φ(<a, x> − c), data row z = (a, c), ‖a‖ = 1.
+    """zo_o2nc §2 smoothing, ridge test functions (S1, S2): f(x; z) = L·φ(<a, x> − c), data row z = (a, c), ‖a‖ = 1.
 
     φ is "abs" |r|, "capped" min(|r|, τ) (S1, nonconvex) or "wshape" ||r| − τ| (S2, nonconvex); see
     reference.smoothing. Every f(·; z) is L-Lipschitz and nonsmooth (``smoothness`` is None).
@@ -481,7 +481,7 @@ class RidgeSum(Objective):
 
 
 class Linear(Objective):
-    """f(x; z) = <a_z, x> with data row z = a_z (zo_o2nc §8 tests 10, 16, 38: the exact-variance case).
+    """f(x; z) = <a_z, x> with data row z = a_z (the exact-variance case of the zo_o2nc estimator claims).
 
     L = max_i ‖a_i‖ over the data (a row z passed by hand is ‖z‖-Lipschitz); ℓ = 0. The gradient is a_z
     everywhere, and smoothing changes nothing: f̂_δ = f, ∇f̂_δ = a_z exactly.
@@ -528,11 +528,11 @@ class Linear(Objective):
 
 
 # ---------------------------------------------------------------------------------------------------
-# spider_sosp §6: COS
+# COS, the cosine family for spider_sosp
 
 
 class CosineSaddle(Objective):
-    """spider_sosp §6 (COS): f(x; z) = Σ_j c_j s_j cos(x_j − z_j), z ~ N(0, τ² I_d).
+    """COS, the cosine family for spider_sosp: f(x; z) = Σ_j c_j s_j cos(x_j − z_j), z ~ N(0, τ² I_d).
 
     Per sample: ∂_j f = −c_j s_j sin(x_j − z_j), ∇²f = diag(−c_j s_j cos(x_j − z_j)).
     Constants (a.s.): G = ``lipschitz`` = ‖c‖₂, M = ``smoothness`` = ρ = ``hessian_lipschitz`` = max_j c_j.
@@ -634,7 +634,7 @@ class CosineSaddle(Objective):
         psi = self._characteristic(delta, True)
         return np.array([psi * g for g in self._gradient_mp(x, z)], dtype=object)
 
-    # -- population (spider_sosp §6) -------------------------------------------------------------------
+    # -- population -------------------------------------------------------------------
 
     def _phi(self, use_mp: bool):
         """φ = E cos(z_j) = e^{−τ²/2}."""

@@ -1,5 +1,5 @@
-"""dpzero.md §6.3 "Recommended synthetic problems": two finite sums that satisfy Assumption 3.5 of
-Zhang et al. 2024 (DPZero) exactly, unlike the §6.1 quadratic (erratum E10: not Lipschitz).
+"""Synthetic problems for DPZero's theory: two finite sums that satisfy Assumption 3.5 of
+Zhang et al. 2024 (DPZero) exactly, unlike the quadratic of §5 and App. B.1 (erratum E10: not Lipschitz).
 
 * (P1) ``PseudoHuber``: f(x; z) = √(‖A^{1/2}(x − z)‖² + s²), A diagonal with ‖A‖₂ = 1;
   L = √‖A‖₂ = 1, ℓ = ‖A‖₂/s, H = A/s, r = Tr(A)/‖A‖₂ = Tr(A).
@@ -76,7 +76,7 @@ def _no_smoothing(objective) -> None:
 
 
 class SubspaceLogistic(Objective):
-    """dpzero.md §6.3 (P2): f(x; z) = log(1 + exp(−b·<U c, x>)), data row z = (c_1..c_k, b).
+    """(P2), subspace logistic regression: f(x; z) = log(1 + exp(−b·<U c, x>)), data row z = (c_1..c_k, b).
 
     U ∈ R^{d×k} has orthonormal columns (``basis``), ‖c‖ <= 1 and b ∈ {−1, +1}, so a = Uc has
     ‖a‖ <= 1 and with m = <c, U^T x> (the margin before the label):
@@ -359,9 +359,9 @@ def _mode_diagonal(mode: str, d: int, use_mp: bool) -> np.ndarray:
 
 
 class PseudoHuber(Objective):
-    """dpzero.md §6.3 (P1): f(x; z) = √(‖A^{1/2}(x − z)‖² + s²), A diagonal with ‖A‖₂ = 1.
+    """(P1), pseudo-Huber: f(x; z) = √(‖A^{1/2}(x − z)‖² + s²), A diagonal with ‖A‖₂ = 1.
 
-    A follows the modes of the §6.1 quadratic ("identity" A = I, "sqrt" diag(1/√i), "harmonic"
+    A follows the modes of the App. B.1 quadratic ("identity" A = I, "sqrt" diag(1/√i), "harmonic"
     diag(1/i)); s = ``smoothing_scale`` > 0 (the pseudo-Huber width — NOT the ball-smoothing radius).
     With δ = x − z:
 

@@ -1,4 +1,4 @@
-"""Precision policy (DESIGN.md, Precision): mpmath working precision, log-space helpers, conversions.
+"""Precision policy (docs/design.md, Precision): mpmath working precision, log-space helpers, conversions.
 
 The reference runs vector algorithms on small problems in mpmath so that finite-difference
 cancellation and rounding can be measured against the float64 backend. Vectors are NumPy object

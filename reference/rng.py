@@ -17,7 +17,7 @@ The rule that makes privacy arguments and audits possible (docs/design.md, rando
   keyed, two runs on neighbouring datasets can share it exactly, and the difference of their outputs
   before noise is the realised sensitivity.
 
-Samplers (zo_o2nc.md §1.5, dpzero.md §2.0):
+Samplers (zo_o2nc §2: U_S and U_B; dpzero eq. (2) and Algorithm 2 line 2):
 
 * ``sample_sphere``: uniform on the sphere of the given radius, u = r·g/‖g‖ with g ~ N(0, I_d).
   Radius 1 is zo_o2nc's U_S; radius √d is DPZero's direction.

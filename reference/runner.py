@@ -1,11 +1,11 @@
-"""dpzero Algorithms 1 and 2, §2.1 DP-GD and §2.4 MeZO, run end to end on a built-in problem of dpzero §6.1,
+"""dpzero Algorithms 1 and 2, §2.1 DP-GD and MeZO (App. B.2), run end to end on a built-in problem (App. B.1),
 and what such a run may publish. The library behind ``dpref run``.
 
 Algorithms (keys of ``ALGORITHMS``): ``dpzero`` (Algorithm 2), ``dpgd-zeroth-order`` / ``dpgd0``
 (Algorithm 1, DPGD-0th), ``dpgd`` (first-order DP-GD, §2.1) and ``mezo`` (MeZO / ZO-SGD, §2.4, not private),
 on the reference (``reference.algorithms.dpzero``) or the vectorized backend (``reference.fast.dpzero``).
 
-Problems (``build_problem``): ``quadratic``, the effective-rank quadratic of dpzero §6.1
+Problems (``build_problem``): ``quadratic``, the effective-rank quadratic of dpzero App. B.1
 (``EffectiveRankQuadratic``: f(x; z) = ½(x − z)^T A (x − z), z ~ N(1, I), A = I, diag(1/√i) or diag(1/i));
 ``subspace-logistic``, logistic regression with features in a random k-dimensional subspace
 (``SubspaceLogistic``: L = 1, ℓ = 1/4, effective rank <= k). The training data are drawn from

@@ -1,6 +1,6 @@
-"""zo_o2nc §1.5, Lemma 2.2, Lemmas A.1–A.2; dpzero Lemma C.2: uniform-ball smoothing in closed form.
+"""zo_o2nc §2 (uniform smoothing), Lemma 2.2, Lemmas A.1–A.2; dpzero Lemma C.2: uniform-ball smoothing in closed form.
 
-The smoothing of h: R^d → R with radius δ (zo_o2nc §1.5) is
+The smoothing of h: R^d → R with radius δ (zo_o2nc §2, uniform smoothing) is
 
     ĥ_δ(x) = E_{v ~ U(unit ball)} h(x + δ v).
 
@@ -184,7 +184,7 @@ def smoothness_constant(d: int, *, arithmetic: str = "float64"):
 
 
 def _density_constant(d: int, use_mp: bool):
-    """c'_d = Γ(d/2+1)/(√π Γ((d+1)/2)), the normalising constant of p_d (zo_o2nc §1.5)."""
+    """c'_d = Γ(d/2+1)/(√π Γ((d+1)/2)), the normalising constant of p_d (zo_o2nc §2, uniform smoothing)."""
     return _constant(lambda: _gamma_ratio_mp(d) / mpmath.sqrt(mpmath.pi), use_mp)
 
 
@@ -260,7 +260,7 @@ def _coordinate_cdf(t, d: int, a_of_d, arithmetic, name_t: str):
 
 
 def ball_marginal_cdf(t, d: int, *, arithmetic=None):
-    """P(v_1 ≤ t) for v ~ U(unit ball in R^d) (zo_o2nc §1.5).
+    """P(v_1 ≤ t) for v ~ U(unit ball in R^d) (zo_o2nc §2, uniform smoothing).
 
     = 1/2 + sign(t)/2 · I_{min(1, t²)}(1/2, (d+1)/2); 0 for t ≤ −1 and 1 for t ≥ 1.
 
@@ -282,7 +282,7 @@ def sphere_marginal_cdf(t, d: int, *, arithmetic=None):
 
 
 def ball_marginal_pdf(t, d: int, *, arithmetic=None):
-    """p_d(t) = c'_d (1 − t²)^{(d−1)/2} on [−1, 1] (0 outside), the density of v_1 (zo_o2nc §1.5).
+    """p_d(t) = c'_d (1 − t²)^{(d−1)/2} on [−1, 1] (0 outside), the density of v_1 (zo_o2nc §2, uniform smoothing).
 
     c'_d = Γ(d/2+1)/(√π Γ((d+1)/2)). For d = 1 this is 1/2 on the closed interval [−1, 1].
     """
@@ -449,7 +449,7 @@ def _sign_mp(value):
 
 
 def ridge_profile(r, profile: str = "abs", tau=1.0, *, arithmetic=None):
-    """φ(r) for the ridge profiles: "abs" |r|, "capped" min(|r|, τ), "wshape" ||r| − τ| (zo_o2nc §6 S1/S2).
+    """φ(r) for the ridge profiles: "abs" |r|, "capped" min(|r|, τ), "wshape" ||r| − τ| (our ridge test functions S1/S2 for zo_o2nc).
 
     Args:
         r: real scalar or array (float64 or mpmath), r = <a, x> − c.
@@ -542,7 +542,7 @@ def _smoothed_value_kernel(r, radius, d: int, profile: str, tau, use_mp: bool):
 
 
 def smoothed_ridge_slope(r, smoothing_radius, d: int, profile: str = "abs", tau=1.0, *, arithmetic=None):
-    """E[φ'(r + δ v_1)], v ~ U(unit ball in R^d): the exact smoothed ridge slope (zo_o2nc §1.5).
+    """E[φ'(r + δ v_1)], v ~ U(unit ball in R^d): the exact smoothed ridge slope (zo_o2nc §2, uniform smoothing).
 
     For h(x) = L·φ(<a, x> − c) with ‖a‖ = 1, ∇ĥ_δ(x) = L·a·smoothed_ridge_slope(<a, x> − c, δ, d).
     Computed as Σ_j w_j sign(r − b_j) I_{min(1,(r−b_j)²/δ²)}(1/2, (d+1)/2) from the kink expansion of φ
@@ -569,7 +569,7 @@ def smoothed_ridge_slope(r, smoothing_radius, d: int, profile: str = "abs", tau=
 
 
 def smoothed_ridge_value(r, smoothing_radius, d: int, profile: str = "abs", tau=1.0, *, arithmetic=None):
-    """E[φ(r + δ v_1)], v ~ U(unit ball in R^d): the exact smoothed ridge profile (zo_o2nc §1.5).
+    """E[φ(r + δ v_1)], v ~ U(unit ball in R^d): the exact smoothed ridge profile (zo_o2nc §2, uniform smoothing).
 
     For h(x) = L·φ(<a, x> − c) with ‖a‖ = 1, ĥ_δ(x) = L·smoothed_ridge_value(<a, x> − c, δ, d).
     Uses φ(r) = Σ_j w_j |r − b_j| + φ_0 and E|m + δv_1| = |m| I_{s²}(1/2,(d+1)/2) + δ E|v_1| (1−s²)^{(d+1)/2}

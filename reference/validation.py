@@ -1,4 +1,4 @@
-"""Input validation shared by every public function (DESIGN.md, Conventions).
+"""Input validation shared by every public function.
 
 Every check names the parameter and the rule it broke, so a user who passes ``smoothing_radius=nan``
 reads ``smoothing_radius must be a finite real number, got nan`` rather than a NaN three calls later.

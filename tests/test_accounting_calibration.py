@@ -1,4 +1,5 @@
-"""reference.accounting.calibration: generic calibration, Gaussian calibration, and the papers' noise formulas.
+"""reference.accounting.calibration (generic and Gaussian calibration) and the papers' noise formulas
+(reference/algorithms/<paper>_privacy.py).
 
 Reference values are the ones the specs print (dpzero.md §4, §5.1–§5.3, §8 T17/T18/T20/T38; zo_o2nc.md §2.1, §5,
 §8 tests 29/31/33; nsnc_improved.md §5.2, §9 tests 14/15; spider_sosp.md §2.4, §5 items 6–7, §8 T18/T22–T25;
@@ -22,6 +23,13 @@ from reference.accounting.errors import AccountingError, OrderGridWarning
 from reference.accounting.events import GaussianEvent, NeighbouringRelation, PoissonSampledEvent
 from reference.accounting.gaussian import gaussian_delta, gaussian_epsilon, gaussian_mu
 from reference.accounting.rdp import DEFAULT_ORDERS, rdp_poisson_gaussian, rdp_tree_exact
+from reference.algorithms import (
+    bgm21_privacy,
+    dpzero_privacy,
+    nsnc_improved_privacy,
+    spider_sosp_privacy,
+    zo_o2nc_privacy,
+)
 from reference.fast import conversions as fast_conversions
 from reference.fast import rdp as fast_rdp
 from reference.mechanisms import participation_count
@@ -257,9 +265,9 @@ def test_anchor_single_gaussian_rdp_calibration():
 def test_dpzero_sigma_reference_value():
     # dpzero.md §5.1 / T17: C = 1, n = 1000, T = 448, ε = 2, δ = 1e-5 ⇒ σ = 0.2091569102; Δ = 2C/n.
     with working_precision(40):
-        sigma = cal.dpzero_sigma(1, 1000, 448, 2, mpf("1e-5"))
+        sigma = dpzero_privacy.dpzero_sigma(1, 1000, 448, 2, mpf("1e-5"))
         assert matches_printed(sigma, "0.2091569102")
-        lemma = cal.dpzero_lemma22_sigma(mpf(2) / 1000, 448, 2, mpf("1e-5"))
+        lemma = dpzero_privacy.dpzero_lemma22_sigma(mpf(2) / 1000, 448, 2, mpf("1e-5"))
         assert abs(sigma - lemma) <= mpf("1e-35")
         direct = 4 * mpmath.sqrt(2 * 448 * mpmath.log(mpmath.e + 2 / mpf("1e-5"))) / (1000 * 2)
         assert abs(sigma - direct) <= mpf("1e-35")
@@ -279,8 +287,8 @@ def test_dpzero_gdp_exact_and_lemma22_mu(eps, delta, mu_exact, mu_lemma22):
     steps, sens = 448, mpf(2) / 1000
     with working_precision(40):
         delta = mpf(delta)
-        mu_gdp = mpmath.sqrt(steps) * sens / cal.dpzero_gdp_exact_sigma(sens, steps, eps, delta)
-        mu_l22 = mpmath.sqrt(steps) * sens / cal.dpzero_lemma22_sigma(sens, steps, eps, delta)
+        mu_gdp = mpmath.sqrt(steps) * sens / dpzero_privacy.dpzero_gdp_exact_sigma(sens, steps, eps, delta)
+        mu_l22 = mpmath.sqrt(steps) * sens / dpzero_privacy.dpzero_lemma22_sigma(sens, steps, eps, delta)
         assert matches_printed(mu_gdp, mu_exact)
         assert matches_printed(mu_l22, mu_lemma22)
         assert gaussian_delta(eps, mu_gdp) <= delta
@@ -291,9 +299,9 @@ def test_dpzero_lemma22_slack_at_eps2():
     # dpzero.md §4: at ε = 2, δ = 1e-5 Lemma 2.2's noise is 2.48× the tight GDP noise; its exact ε is 0.735.
     with working_precision(40):
         delta = mpf("1e-5")
-        ratio = cal.dpzero_lemma22_sigma(1, 100, 2, delta) / cal.dpzero_gdp_exact_sigma(1, 100, 2, delta)
+        ratio = dpzero_privacy.dpzero_lemma22_sigma(1, 100, 2, delta) / dpzero_privacy.dpzero_gdp_exact_sigma(1, 100, 2, delta)
         assert round(float(ratio), 2) == 2.48
-        mu = 10 / cal.dpzero_lemma22_sigma(1, 100, 2, delta)
+        mu = 10 / dpzero_privacy.dpzero_lemma22_sigma(1, 100, 2, delta)
         assert round(float(gaussian_epsilon(delta, mu)), 3) == 0.735
 
 
@@ -301,15 +309,15 @@ def test_dpzero_lemma22_counterexample_and_warning():
     # dpzero.md §4 / T18 / E5: ε = 300, δ = 1e-6 gives μ = 24.007 and δ_exact = 0.2968 > δ.
     with working_precision(40):
         with pytest.warns(UserWarning, match="E5"):
-            sigma = cal.dpzero_lemma22_sigma(1, 1, 300, mpf("1e-6"))
+            sigma = dpzero_privacy.dpzero_lemma22_sigma(1, 1, 300, mpf("1e-6"))
         mu = 1 / sigma
         assert round(float(mu), 3) == 24.007
         assert round(float(gaussian_delta(300, mu)), 4) == 0.2968
         with pytest.raises(ValueError, match="epsilon"):
-            cal.dpzero_lemma22_sigma(1, 1, 300, mpf("1e-6"), strict=True)
+            dpzero_privacy.dpzero_lemma22_sigma(1, 1, 300, mpf("1e-6"), strict=True)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            cal.dpzero_lemma22_sigma(1, 1, 80, mpf("1e-6"))  # no warning inside the verified range
+            dpzero_privacy.dpzero_lemma22_sigma(1, 1, 80, mpf("1e-6"))  # no warning inside the verified range
 
 
 @pytest.mark.parametrize(
@@ -319,7 +327,7 @@ def test_dpzero_lemma22_first_failure(delta, first_failure):
     # dpzero.md §4 Lemma 2.2: "first failures at ε ≈ 83 (δ = 0.5), 91, 130, 169, 189, 267 (δ = 1e-10)".
     with working_precision(30):
         delta = mpf(delta)
-        eps = cal.dpzero_lemma22_failure_epsilon(delta)
+        eps = dpzero_privacy.dpzero_lemma22_failure_epsilon(delta)
         assert round(float(eps)) == first_failure
         mu = lambda e: e / (2 * mpmath.sqrt(2 * mpmath.log(mpmath.e + e / delta)))  # noqa: E731
         assert gaussian_delta(eps, mu(eps)) <= delta < gaussian_delta(eps * 1.001, mu(eps * 1.001))
@@ -339,8 +347,8 @@ def test_dpzero_opacus_table_float64(q, z2, eps2, z6, eps6):
     for target, z_expected, eps_expected in [(2, z2, eps2), (6, z6, eps6)]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", OrderGridWarning)
-            z = cal.dpzero_opacus_noise_multiplier(target, 1e-5, q, 10_000)
-            achieved = cal.dpzero_opacus_epsilon(z, q, 10_000, 1e-5)
+            z = dpzero_privacy.dpzero_opacus_noise_multiplier(target, 1e-5, q, 10_000)
+            achieved = dpzero_privacy.dpzero_opacus_epsilon(z, q, 10_000, 1e-5)
         assert abs(z - z_expected) <= 1e-6  # the table prints 6 decimals of a dyadic rational
         assert round(achieved, 4) == eps_expected
         assert target - 0.01 < achieved <= target  # Opacus's stopping rule
@@ -350,10 +358,10 @@ def test_dpzero_opacus_sst2_mpmath_and_experiment_noise():
     # The mpmath RDP gives the same bisection path; T38: noise sd 2·z·C/B = 84.4727 at C = 200, B = 64.
     with working_precision(30), warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderGridWarning)
-        z = cal.dpzero_opacus_noise_multiplier(2, mpf("1e-5"), mpf("0.0625"), 10_000, arithmetic="mpmath")
-        achieved = cal.dpzero_opacus_epsilon(z, mpf("0.0625"), 10_000, mpf("1e-5"), arithmetic="mpmath")
+        z = dpzero_privacy.dpzero_opacus_noise_multiplier(2, mpf("1e-5"), mpf("0.0625"), 10_000, arithmetic="mpmath")
+        achieved = dpzero_privacy.dpzero_opacus_epsilon(z, mpf("0.0625"), 10_000, mpf("1e-5"), arithmetic="mpmath")
     assert z == mpf("13.515625")
-    assert close(achieved, cal.dpzero_opacus_epsilon(13.515625, 0.0625, 10_000, 1e-5), 1e-10)
+    assert close(achieved, dpzero_privacy.dpzero_opacus_epsilon(13.515625, 0.0625, 10_000, 1e-5), 1e-10)
     assert round(float(2 * z * 200 / 64), 4) == 84.4727
 
 
@@ -378,16 +386,16 @@ def test_dpzero_dp_accounting_cross_check():
 def test_dpzero_opacus_bisection_matches_its_description(monkeypatch):
     # Opacus: first evaluation at 20 (σ_high = 10 doubled), then bisection keeping σ_high; every trial is dyadic.
     seen = []
-    original = cal.dpzero_opacus_epsilon
+    original = dpzero_privacy.dpzero_opacus_epsilon
 
     def spy(sigma, *args, **kwargs):
         seen.append(sigma)
         return original(sigma, *args, **kwargs)
 
-    monkeypatch.setattr(cal, "dpzero_opacus_epsilon", spy)
+    monkeypatch.setattr(dpzero_privacy, "dpzero_opacus_epsilon", spy)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderGridWarning)
-        z = cal.dpzero_opacus_noise_multiplier(2, 1e-5, 0.0625, 10_000)
+        z = dpzero_privacy.dpzero_opacus_noise_multiplier(2, 1e-5, 0.0625, 10_000)
     assert seen[0] == 20
     assert seen[1] == 10  # (0 + 20)/2
     assert z in seen
@@ -397,7 +405,7 @@ def test_dpzero_opacus_bisection_matches_its_description(monkeypatch):
 def test_dpzero_opacus_too_low_budget():
     with pytest.raises(AccountingError, match="too low"), warnings.catch_warnings():
         warnings.simplefilter("ignore", OrderGridWarning)
-        cal.dpzero_opacus_noise_multiplier(1e-9, 1e-12, 1.0, 10**6)
+        dpzero_privacy.dpzero_opacus_noise_multiplier(1e-9, 1e-12, 1.0, 10**6)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -407,11 +415,11 @@ def test_dpzero_opacus_too_low_budget():
 @pytest.mark.parametrize("T, sigma", [(536, "0.264565"), (938, "0.157768")])
 def test_zo_o2nc_cor44_golden_values(T, sigma):
     # zo_o2nc.md §2.1 golden values (M = 1e5, d = 10, L = 1, δ = 0.1, ρ = 1, F* = 1): B1 = T + 1, B2 = 1.
-    value = cal.zo_o2nc_cor44_sigma(10, 1, T, T + 1, 1, 1, count_rule="paper_2lnT")
+    value = zo_o2nc_privacy.zo_o2nc_cor44_sigma(10, 1, T, T + 1, 1, 1, count_rule="paper_2lnT")
     assert matches_printed(value, sigma)
-    assert cal.zo_o2nc_cor44_sigma_as_printed(10, 1, T, T + 1, 1, 1) == value
+    assert zo_o2nc_privacy.zo_o2nc_cor44_sigma_as_printed(10, 1, T, T + 1, 1, 1) == value
     # the exact count rule needs less noise here (Thm 4.9 settings, T ∉ {1, 2, 4})
-    assert cal.zo_o2nc_cor44_sigma(10, 1, T, T + 1, 1, 1) < value
+    assert zo_o2nc_privacy.zo_o2nc_cor44_sigma(10, 1, T, T + 1, 1, 1) < value
 
 
 def test_zo_o2nc_cor44_formula_and_refusals():
@@ -419,20 +427,20 @@ def test_zo_o2nc_cor44_formula_and_refusals():
     with working_precision(30):
         for d, L, T, B2, rho in [(10, 1, 536, 1, 1), (3, 2.5, 17, 4, 0.3), (100, 0.1, 2, 7, 5)]:
             B1 = (T * B2 + 1) // 2
-            value = cal.zo_o2nc_cor44_sigma(d, L, T, B1, B2, rho, count_rule="paper_2lnT")
+            value = zo_o2nc_privacy.zo_o2nc_cor44_sigma(d, L, T, B1, B2, rho, count_rule="paper_2lnT")
             expected = 4 * mpmath.sqrt(2 * mpmath.log(T)) * d * mpf(L) / (B2 * T * mpf(rho))
             assert close(value, expected, 1e-12)
     with pytest.raises(ValueError, match="B1"):
-        cal.zo_o2nc_cor44_sigma(10, 1, 100, 49, 1, 1)
+        zo_o2nc_privacy.zo_o2nc_cor44_sigma(10, 1, 100, 49, 1, 1)
     with pytest.raises(ValueError, match="B1"):
-        cal.zo_o2nc_cor44_sigma(10, 1, 100, 49, 1, 1, count_rule="paper_2lnT")
+        zo_o2nc_privacy.zo_o2nc_cor44_sigma(10, 1, 100, 49, 1, 1, count_rule="paper_2lnT")
     with pytest.raises(ValueError, match="T"):
-        cal.zo_o2nc_cor44_sigma(10, 1, 1, 2, 1, 1, count_rule="paper_2lnT")
+        zo_o2nc_privacy.zo_o2nc_cor44_sigma(10, 1, 1, 2, 1, 1, count_rule="paper_2lnT")
     with pytest.raises(ValueError, match="count_rule"):
-        cal.zo_o2nc_cor44_sigma(10, 1, 8, 8, 1, 1, count_rule="2lnT")
+        zo_o2nc_privacy.zo_o2nc_cor44_sigma(10, 1, 8, 8, 1, 1, count_rule="2lnT")
     with pytest.raises(ValueError, match="rho"):
-        cal.zo_o2nc_cor44_sigma(10, 1, 8, 8, 1, 0)
-    assert cal.zo_o2nc_cor44_sigma(10, 1, 1, 2, 1, 1) > 0  # T = 1 is private under the exact rule
+        zo_o2nc_privacy.zo_o2nc_cor44_sigma(10, 1, 8, 8, 1, 0)
+    assert zo_o2nc_privacy.zo_o2nc_cor44_sigma(10, 1, 1, 2, 1, 1) > 0  # T = 1 is private under the exact rule
 
 
 def test_zo_o2nc_exact_rule_matches_participation_counts():
@@ -443,7 +451,7 @@ def test_zo_o2nc_exact_rule_matches_participation_counts():
                 d, L, rho = 5, mpf("1.5"), mpf("0.7")
                 s = [2 * d * L / B1] + [4 * d * L / (B2 * T)] * (T - 1)
                 worst = max(s[q - 1] ** 2 * participation_count(q, T) for q in range(1, T + 1))
-                sigma = cal.zo_o2nc_cor44_sigma(d, L, T, B1, B2, rho)
+                sigma = zo_o2nc_privacy.zo_o2nc_cor44_sigma(d, L, T, B1, B2, rho)
                 assert close(sigma**2 * rho**2, worst, 1e-25)
 
 
@@ -452,7 +460,7 @@ def test_zo_o2nc_exact_rule_against_tree_rdp():
     with working_precision(30):
         for T in (2, 4, 7, 16, 33):
             d, L, rho, B1, B2 = 3, mpf(1), mpf("0.5"), T + 1, 1
-            sigma = cal.zo_o2nc_cor44_sigma(d, L, T, B1, B2, rho)
+            sigma = zo_o2nc_privacy.zo_o2nc_cor44_sigma(d, L, T, B1, B2, rho)
             s = [2 * d * L / B1] + [4 * d * L / (B2 * T)] * (T - 1)
             s = np.array(s, dtype=object)  # object arrays keep mpmath precision (a list would become float64)
             stds = np.array([sigma] * T, dtype=object)
@@ -465,16 +473,16 @@ def test_zo_o2nc_erratum_e3_ratios():
     # T = 4 (×1.082); under the Thm 4.9 settings (B1 = T + 1, B2 = 1) the paper's σ is private for every T ≥ 2.
     with working_precision(30):
         for T, ratio in [(2, "1.443"), (4, "1.082")]:
-            exact = cal.zo_o2nc_cor44_sigma(10, 1, T, T // 2, 1, 1)
-            paper = cal.zo_o2nc_cor44_sigma(10, 1, T, T // 2, 1, 1, count_rule="paper_2lnT")
+            exact = zo_o2nc_privacy.zo_o2nc_cor44_sigma(10, 1, T, T // 2, 1, 1)
+            paper = zo_o2nc_privacy.zo_o2nc_cor44_sigma(10, 1, T, T // 2, 1, 1, count_rule="paper_2lnT")
             assert round(float((exact / paper) ** 2), 3) == float(ratio)
         for T in range(2, 4097):
-            assert cal.zo_o2nc_cor44_sigma(10, 1, T, T + 1, 1, 1) <= cal.zo_o2nc_cor44_sigma(
+            assert zo_o2nc_privacy.zo_o2nc_cor44_sigma(10, 1, T, T + 1, 1, 1) <= zo_o2nc_privacy.zo_o2nc_cor44_sigma(
                 10, 1, T, T + 1, 1, 1, count_rule="paper_2lnT"
             )
         for T in [3, 5, 6, 7, 8, 100, 1000]:  # s_1 = s_2: the paper is fine outside {1, 2, 4}
             B1 = T // 2 if T % 2 == 0 else (T + 1) // 2
-            assert cal.zo_o2nc_cor44_sigma(10, 1, T, B1, 1, 1) <= cal.zo_o2nc_cor44_sigma(
+            assert zo_o2nc_privacy.zo_o2nc_cor44_sigma(10, 1, T, B1, 1, 1) <= zo_o2nc_privacy.zo_o2nc_cor44_sigma(
                 10, 1, T, B1, 1, 1, count_rule="paper_2lnT"
             )
 
@@ -483,7 +491,7 @@ def test_zo_o2nc_conversion_is_the_optimum_over_orders():
     # zo_o2nc.md §5 item 6 / test 33: ρ²/2 + ρ√(2 ln 1/δ) = min_α [αρ²/2 + ln(1/δ)/(α−1)], attained at α*.
     with working_precision(40):
         for rho, delta in [(mpf(1), mpf("1e-5")), (mpf("0.1"), mpf("1e-10")), (mpf(5), mpf("0.01"))]:
-            eps = cal.zo_o2nc_rdp_to_dp(rho, delta)
+            eps = zo_o2nc_privacy.zo_o2nc_rdp_to_dp(rho, delta)
             ell = mpmath.log(1 / delta)
             alpha_star = 1 + mpmath.sqrt(2 * ell) / rho
             f = lambda a: a * rho**2 / 2 + ell / (a - 1)  # noqa: E731
@@ -494,7 +502,7 @@ def test_zo_o2nc_conversion_is_the_optimum_over_orders():
             mironov, best = epsilon_from_rdp(orders, [a * rho**2 / 2 for a in orders], delta, method="mironov")
             assert best == alpha_star and close(mironov, eps, 1e-35)
             # the inverse round-trips (zo_o2nc_dp_to_rho)
-            assert close(cal.zo_o2nc_dp_to_rho(eps, delta), rho, 1e-30)
+            assert close(zo_o2nc_privacy.zo_o2nc_dp_to_rho(eps, delta), rho, 1e-30)
 
 
 def test_zo_o2nc_paper_conversion_condition_e11():
@@ -503,17 +511,17 @@ def test_zo_o2nc_paper_conversion_condition_e11():
         for rho in [mpf("0.01"), mpf("0.3"), mpf(1), mpf(2), mpf(3)]:
             for delta in [mpf("0.5"), mpf("1e-2"), mpf("1e-5"), mpf("1e-10"), mpf("1e-20")]:
                 if delta <= mpmath.exp(-(rho**2)):
-                    assert cal.zo_o2nc_paper_dp_epsilon(rho, delta) >= cal.zo_o2nc_rdp_to_dp(rho, delta)
+                    assert zo_o2nc_privacy.zo_o2nc_paper_dp_epsilon(rho, delta) >= zo_o2nc_privacy.zo_o2nc_rdp_to_dp(rho, delta)
                 else:
                     with pytest.raises(ValueError, match="delta"):
-                        cal.zo_o2nc_paper_dp_epsilon(rho, delta)
+                        zo_o2nc_privacy.zo_o2nc_paper_dp_epsilon(rho, delta)
         # the sharp condition ρ ≤ 2(2 − √2)√ln(1/δ): equality at the boundary, refused just beyond it
         delta = mpf("1e-5")
         boundary = 2 * (2 - mpmath.sqrt(2)) * mpmath.sqrt(mpmath.log(1 / delta))
-        at = cal.zo_o2nc_paper_dp_epsilon(boundary, delta, condition="exact")
-        assert close(at, cal.zo_o2nc_rdp_to_dp(boundary, delta), 1e-25)
+        at = zo_o2nc_privacy.zo_o2nc_paper_dp_epsilon(boundary, delta, condition="exact")
+        assert close(at, zo_o2nc_privacy.zo_o2nc_rdp_to_dp(boundary, delta), 1e-25)
         with pytest.raises(ValueError, match="rho"):
-            cal.zo_o2nc_paper_dp_epsilon(boundary * (1 + mpf("1e-20")), delta, condition="exact")
+            zo_o2nc_privacy.zo_o2nc_paper_dp_epsilon(boundary * (1 + mpf("1e-20")), delta, condition="exact")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -525,18 +533,18 @@ def test_nsnc_tree_sigma_formula_and_sigma_one():
         s, eps, delta = mpf("0.3"), mpf(2), mpf("1e-5")
         for size in (2, 3, 100, 10**6):
             expected = 4 * s * mpmath.sqrt(mpmath.log(size) * mpmath.log(1 / delta)) / eps
-            assert close(cal.nsnc_tree_sigma(s, size, eps, delta), expected, 1e-28)
-            assert cal.nsnc_tree_sigma_as_printed(s, size, eps, delta) == cal.nsnc_tree_sigma(s, size, eps, delta)
+            assert close(nsnc_improved_privacy.nsnc_tree_sigma(s, size, eps, delta), expected, 1e-28)
+            assert nsnc_improved_privacy.nsnc_tree_sigma_as_printed(s, size, eps, delta) == nsnc_improved_privacy.nsnc_tree_sigma(s, size, eps, delta)
         # E3: Σ = 1 would give σ = 0; the corrected rule uses log 2, the printed one refuses
-        assert cal.nsnc_tree_sigma(s, 1, eps, delta) == cal.nsnc_tree_sigma(s, 2, eps, delta) > 0
+        assert nsnc_improved_privacy.nsnc_tree_sigma(s, 1, eps, delta) == nsnc_improved_privacy.nsnc_tree_sigma(s, 2, eps, delta) > 0
         with pytest.raises(ValueError, match="tree_size"):
-            cal.nsnc_tree_sigma_as_printed(s, 1, eps, delta)
+            nsnc_improved_privacy.nsnc_tree_sigma_as_printed(s, 1, eps, delta)
 
 
 def test_nsnc_tree_mu_is_bitlen_count():
     with working_precision(30):
         for size, bits in [(1, 1), (2, 2), (3, 2), (4, 3), (1023, 10), (1024, 11), (10**6, 20)]:
-            assert close(cal.nsnc_tree_mu(2, size, 4), mpmath.sqrt(bits) / 2, 1e-28)
+            assert close(nsnc_improved_privacy.nsnc_tree_mu(2, size, 4), mpmath.sqrt(bits) / 2, 1e-28)
 
 
 def test_nsnc_paper_tree_calibration_is_conservative():
@@ -545,8 +553,8 @@ def test_nsnc_paper_tree_calibration_is_conservative():
         for size in (2, 3, 4, 8, 16, 100, 1024, 10**6):
             for delta in (mpf("1e-2"), mpf("1e-5"), mpf("1e-10")):
                 for eps in (mpf("0.01"), mpf("0.3"), mpf(1), mpf(4), mpf(10)):
-                    sigma = cal.nsnc_tree_sigma(1, size, eps, delta)
-                    mu = cal.nsnc_tree_mu(1, size, sigma)
+                    sigma = nsnc_improved_privacy.nsnc_tree_sigma(1, size, eps, delta)
+                    mu = nsnc_improved_privacy.nsnc_tree_mu(1, size, sigma)
                     assert gaussian_delta(eps, mu) <= mpf("1.5e-3") * delta / 2
 
 
@@ -554,11 +562,11 @@ def test_nsnc_gdp_calibration_and_reference_profile():
     with working_precision(30):
         assert matches_printed(gaussian_delta(1, 1), "0.12693673750664")  # nsnc_improved.md §9 test 14
         s, size, eps, delta = mpf("0.02"), 147, mpf(2), mpf("1e-5")
-        sigma = cal.nsnc_tree_gdp_sigma(s, size, eps, delta)
-        mu = cal.nsnc_tree_mu(s, size, sigma)
+        sigma = nsnc_improved_privacy.nsnc_tree_gdp_sigma(s, size, eps, delta)
+        mu = nsnc_improved_privacy.nsnc_tree_mu(s, size, sigma)
         assert gaussian_delta(eps, mu) <= delta
         assert close(gaussian_delta(eps, mu), delta, 1e-20)
-        assert sigma < cal.nsnc_tree_sigma(s, size, eps, delta)  # exact beats the Prop 2.5 constant 4
+        assert sigma < nsnc_improved_privacy.nsnc_tree_sigma(s, size, eps, delta)  # exact beats the Prop 2.5 constant 4
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -579,16 +587,16 @@ def spider(fixture, **extra):
 def test_spider_sosp_parameter_fixtures():
     # spider_sosp.md §2.4 numeric fixtures / T18 (each to the digits printed).
     with working_precision(30):
-        p = cal.spider_sosp_parameters(**spider(FIXTURE_1))
+        p = spider_sosp_privacy.spider_sosp_parameters(**spider(FIXTURE_1))
         assert matches_printed(p["alpha"], "0.0245565588") and p["kappa"] == 1 and p["b"] == 1788
         assert matches_printed(p["coef_bt"], "1658.307192") and p["L"] == 21
         assert matches_printed(p["sbar"], "1.20604916e-3")
-        p = cal.spider_sosp_parameters(**spider(FIXTURE_2))
+        p = spider_sosp_privacy.spider_sosp_parameters(**spider(FIXTURE_2))
         assert matches_printed(p["alpha"], "0.1094965247") and matches_printed(p["kappa"], "10.9496524664")
         assert p["b"] == 997 and matches_printed(p["coef_bt"], "913.270995") and p["L"] == 18
         assert matches_printed(p["sbar"], "2.18993049e-3")
         assert p["kappa"] == p["alpha"] * 10 / mpf("0.1")  # the privacy-dominated regime: κ = α√d/ε
-        p = cal.spider_sosp_parameters(**spider(FIXTURE_3))
+        p = spider_sosp_privacy.spider_sosp_parameters(**spider(FIXTURE_3))
         assert matches_printed(p["alpha"], "0.0500115746") and p["kappa"] == 1 and p["b"] == 407
         assert matches_printed(p["coef_bt"], "399.814871")
 
@@ -607,9 +615,9 @@ def test_spider_sosp_gdp_exact_sigma(fixture, delta, segment, global_):
         delta = mpf(delta)
         for scope, expected in [("segment", segment), ("global", global_)]:
             kw = spider(fixture, tree_scope=scope)
-            sigma = cal.spider_sosp_sigma("gdp_exact", delta=delta, **kw)
+            sigma = spider_sosp_privacy.spider_sosp_sigma("gdp_exact", delta=delta, **kw)
             assert matches_printed(sigma, expected)
-            mu = cal.spider_sosp_mu(sigma, **kw)
+            mu = spider_sosp_privacy.spider_sosp_mu(sigma, **kw)
             assert gaussian_delta(kw["epsilon"], mu) <= delta
             assert close(gaussian_delta(kw["epsilon"], mu), delta, 1e-20)
 
@@ -633,11 +641,11 @@ def test_spider_sosp_reference_mu_star():
 def test_spider_sosp_lemma38_sigma_fixture_1():
     with working_precision(30):
         kw = spider(FIXTURE_1)
-        sigma = cal.spider_sosp_sigma("lemma3.8", delta=mpf("1e-6"), **kw)
+        sigma = spider_sosp_privacy.spider_sosp_sigma("lemma3.8", delta=mpf("1e-6"), **kw)
         assert matches_printed(sigma, "0.21456775")
-        assert cal.spider_sosp_sigma("lemma3.7", delta=mpf("1e-6"), **kw) == sigma
+        assert spider_sosp_privacy.spider_sosp_sigma("lemma3.7", delta=mpf("1e-6"), **kw) == sigma
         # safe there: sbar ≪ 2εα/√d (spider_sosp.md §5 item 7)
-        assert gaussian_delta(1, cal.spider_sosp_mu(sigma, **kw)) <= mpf("1e-6")
+        assert gaussian_delta(1, spider_sosp_privacy.spider_sosp_mu(sigma, **kw)) <= mpf("1e-6")
 
 
 @pytest.mark.parametrize(
@@ -653,8 +661,8 @@ def test_spider_sosp_lemma38_failure_table(adjacency, scope, mu, delta_eps):
     # spider_sosp.md §5 item 7 / T24: the Lemma 3.8 rule on fixture (1,1,1,1,100,1e5,0.1,1e-6), L = 18.
     with working_precision(30):
         kw = spider(FIXTURE_2, adjacency=adjacency, tree_scope=scope)
-        sigma = cal.spider_sosp_sigma("lemma3.8", delta=mpf("1e-6"), **kw)
-        true_mu = cal.spider_sosp_mu(sigma, **kw)
+        sigma = spider_sosp_privacy.spider_sosp_sigma("lemma3.8", delta=mpf("1e-6"), **kw)
+        true_mu = spider_sosp_privacy.spider_sosp_mu(sigma, **kw)
         assert matches_printed(true_mu, mu)
         assert matches_printed(gaussian_delta(kw["epsilon"], true_mu), delta_eps)
         if adjacency == "replace_one":
@@ -681,9 +689,9 @@ def test_spider_sosp_thm311_is_not_private(fixture, adjacency, scope, mu, delta_
     with working_precision(30):
         kw = spider(fixture, adjacency=adjacency, tree_scope=scope)
         with pytest.raises(ValueError, match="allow_nonprivate"):
-            cal.spider_sosp_sigma("thm3.11", delta=mpf("1e-6"), **kw)
-        sigma = cal.spider_sosp_sigma("thm3.11", delta=mpf("1e-6"), allow_nonprivate=True, **kw)
-        true_mu = cal.spider_sosp_mu(sigma, **kw)
+            spider_sosp_privacy.spider_sosp_sigma("thm3.11", delta=mpf("1e-6"), **kw)
+        sigma = spider_sosp_privacy.spider_sosp_sigma("thm3.11", delta=mpf("1e-6"), allow_nonprivate=True, **kw)
+        true_mu = spider_sosp_privacy.spider_sosp_mu(sigma, **kw)
         assert matches_printed(true_mu, mu)
         assert matches_printed(gaussian_delta(kw["epsilon"], true_mu), delta_eps)
 
@@ -696,20 +704,20 @@ def test_spider_sosp_thm22_rule_is_private():
                 for scope in ("global", "segment"):
                     for adjacency in ("replace_one", "zero_out"):
                         kw = spider(fixture, adjacency=adjacency, tree_scope=scope)
-                        sigma = cal.spider_sosp_sigma("thm2.2", delta=delta, **kw)
-                        assert gaussian_delta(kw["epsilon"], cal.spider_sosp_mu(sigma, **kw)) <= delta
-                        assert sigma >= cal.spider_sosp_sigma("gdp_exact", delta=delta, **kw)
+                        sigma = spider_sosp_privacy.spider_sosp_sigma("thm2.2", delta=delta, **kw)
+                        assert gaussian_delta(kw["epsilon"], spider_sosp_privacy.spider_sosp_mu(sigma, **kw)) <= delta
+                        assert sigma >= spider_sosp_privacy.spider_sosp_sigma("gdp_exact", delta=delta, **kw)
 
 
 def test_spider_sosp_rejects_bad_choices():
     with pytest.raises(ValueError, match="rule"):
-        cal.spider_sosp_sigma("lemma9", delta=1e-6, **spider(FIXTURE_1))
+        spider_sosp_privacy.spider_sosp_sigma("lemma9", delta=1e-6, **spider(FIXTURE_1))
     with pytest.raises(ValueError, match="adjacency"):
-        cal.spider_sosp_sigma("gdp_exact", delta=1e-6, **spider(FIXTURE_1, adjacency="add_remove"))
+        spider_sosp_privacy.spider_sosp_sigma("gdp_exact", delta=1e-6, **spider(FIXTURE_1, adjacency="add_remove"))
     with pytest.raises(ValueError, match="tree_scope"):
-        cal.spider_sosp_sigma("gdp_exact", delta=1e-6, **spider(FIXTURE_1, tree_scope="local"))
+        spider_sosp_privacy.spider_sosp_sigma("gdp_exact", delta=1e-6, **spider(FIXTURE_1, tree_scope="local"))
     with pytest.raises(ValueError, match="lipschitz"):
-        cal.spider_sosp_parameters(**spider(FIXTURE_1, lipschitz=0))
+        spider_sosp_privacy.spider_sosp_parameters(**spider(FIXTURE_1, lipschitz=0))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -719,10 +727,10 @@ def test_spider_sosp_rejects_bad_choices():
 def test_bgm21_gaussian_sigma_formula_and_certified_grid():
     # bgm21.md §5.1 and §8 test 11: σ = 2Δ√ln(1/δ)/ε is certified for ε ≤ 10, δ ∈ [1e-12, 0.1].
     with working_precision(30):
-        assert close(cal.bgm21_gaussian_sigma(3, 2, mpf("1e-5")), 3 * mpmath.sqrt(mpmath.log(mpf("1e5"))), 1e-28)
+        assert close(bgm21_privacy.bgm21_gaussian_sigma(3, 2, mpf("1e-5")), 3 * mpmath.sqrt(mpmath.log(mpf("1e5"))), 1e-28)
         for delta in (mpf("0.1"), mpf("1e-3"), mpf("1e-6"), mpf("1e-9"), mpf("1e-12")):
             for eps in (mpf("0.01"), mpf("0.5"), mpf(2), mpf(5), mpf(10)):
-                mu = 1 / cal.bgm21_gaussian_sigma(1, eps, delta)
+                mu = 1 / bgm21_privacy.bgm21_gaussian_sigma(1, eps, delta)
                 assert gaussian_delta(eps, mu) <= delta
 
 
@@ -741,7 +749,7 @@ def test_bgm21_certified_ranges(releases, delta, printed, computed):
     # at 5.13), so we assert 0.6% agreement with the printed value and 5 digits of our computed limit.
     with working_precision(30):
         delta = mpf(delta)
-        value = cal.bgm21_gaussian_certified_epsilon(delta, releases=releases)
+        value = bgm21_privacy.bgm21_gaussian_certified_epsilon(delta, releases=releases)
         assert abs(value - mpf(printed)) <= mpf("0.006") * mpf(printed)
         assert abs(value - mpf(computed)) <= mpf("5e-4") * mpf(computed)
         scale = mpmath.sqrt(releases) / (2 * mpmath.sqrt(mpmath.log(1 / delta)))
@@ -753,7 +761,7 @@ def test_bgm21_printed_sigma_hat_fails():
     # δ_exact/δ = 2.24 at (1, 1e-8), 1.38 at (2, 1e-5), 6.87 at (4, 1e-5).
     with working_precision(30):
         for eps, delta, ratio in [(1, mpf("1e-8"), 2.24), (2, mpf("1e-5"), 1.38), (4, mpf("1e-5"), 6.87)]:
-            sigma = cal.bgm21_gaussian_sigma(1, eps, delta)
+            sigma = bgm21_privacy.bgm21_gaussian_sigma(1, eps, delta)
             mu = mpmath.sqrt(3) / sigma
             assert round(float(gaussian_delta(eps, mu) / delta), 2) == ratio
 
@@ -765,22 +773,22 @@ def test_bgm21_printed_sigma_hat_fails():
 @pytest.mark.parametrize(
     "call, name",
     [
-        (lambda: cal.dpzero_lemma22_sigma(0, 10, 1, 1e-5), "sensitivity"),
-        (lambda: cal.dpzero_lemma22_sigma(1, 0, 1, 1e-5), "steps"),
-        (lambda: cal.dpzero_lemma22_sigma(1, 10, -1, 1e-5), "epsilon"),
-        (lambda: cal.dpzero_lemma22_sigma(1, 10, 1, 1), "delta"),
-        (lambda: cal.dpzero_sigma(-1, 10, 10, 1, 1e-5), "clip_threshold"),
-        (lambda: cal.dpzero_sigma(1, 0, 10, 1, 1e-5), "n"),
-        (lambda: cal.dpzero_gdp_exact_sigma(1, 10, float("inf"), 1e-5), "epsilon"),
-        (lambda: cal.dpzero_opacus_noise_multiplier(2, 1e-5, 1.5, 100), "sampling_probability"),
-        (lambda: cal.dpzero_opacus_noise_multiplier(2, 1e-5, 0.1, 100, arithmetic="float32"), "arithmetic"),
-        (lambda: cal.zo_o2nc_rdp_to_dp(0, 1e-5), "rho"),
-        (lambda: cal.zo_o2nc_dp_to_rho(1, 0), "delta"),
-        (lambda: cal.zo_o2nc_paper_dp_epsilon(1, 1e-5, condition="loose"), "condition"),
-        (lambda: cal.nsnc_tree_sigma(1, 0, 1, 1e-5), "tree_size"),
-        (lambda: cal.nsnc_tree_mu(1, 4, 0), "sigma"),
-        (lambda: cal.bgm21_gaussian_sigma(1, 1, 0), "delta"),
-        (lambda: cal.bgm21_gaussian_certified_epsilon(1e-5, releases=0), "releases"),
+        (lambda: dpzero_privacy.dpzero_lemma22_sigma(0, 10, 1, 1e-5), "sensitivity"),
+        (lambda: dpzero_privacy.dpzero_lemma22_sigma(1, 0, 1, 1e-5), "steps"),
+        (lambda: dpzero_privacy.dpzero_lemma22_sigma(1, 10, -1, 1e-5), "epsilon"),
+        (lambda: dpzero_privacy.dpzero_lemma22_sigma(1, 10, 1, 1), "delta"),
+        (lambda: dpzero_privacy.dpzero_sigma(-1, 10, 10, 1, 1e-5), "clip_threshold"),
+        (lambda: dpzero_privacy.dpzero_sigma(1, 0, 10, 1, 1e-5), "n"),
+        (lambda: dpzero_privacy.dpzero_gdp_exact_sigma(1, 10, float("inf"), 1e-5), "epsilon"),
+        (lambda: dpzero_privacy.dpzero_opacus_noise_multiplier(2, 1e-5, 1.5, 100), "sampling_probability"),
+        (lambda: dpzero_privacy.dpzero_opacus_noise_multiplier(2, 1e-5, 0.1, 100, arithmetic="float32"), "arithmetic"),
+        (lambda: zo_o2nc_privacy.zo_o2nc_rdp_to_dp(0, 1e-5), "rho"),
+        (lambda: zo_o2nc_privacy.zo_o2nc_dp_to_rho(1, 0), "delta"),
+        (lambda: zo_o2nc_privacy.zo_o2nc_paper_dp_epsilon(1, 1e-5, condition="loose"), "condition"),
+        (lambda: nsnc_improved_privacy.nsnc_tree_sigma(1, 0, 1, 1e-5), "tree_size"),
+        (lambda: nsnc_improved_privacy.nsnc_tree_mu(1, 4, 0), "sigma"),
+        (lambda: bgm21_privacy.bgm21_gaussian_sigma(1, 1, 0), "delta"),
+        (lambda: bgm21_privacy.bgm21_gaussian_certified_epsilon(1e-5, releases=0), "releases"),
     ],
 )
 def test_closed_forms_validate_inputs(call, name):
@@ -791,12 +799,12 @@ def test_closed_forms_validate_inputs(call, name):
 def test_closed_forms_return_mpmath():
     with working_precision(40):
         values = [
-            cal.dpzero_sigma(1, 1000, 448, 2, 1e-5),
-            cal.zo_o2nc_cor44_sigma(10, 1, 536, 537, 1, 1),
-            cal.zo_o2nc_rdp_to_dp(1, 1e-5),
-            cal.nsnc_tree_sigma(1, 8, 1, 1e-5),
-            cal.spider_sosp_sigma("gdp_exact", delta=1e-6, **spider(FIXTURE_1)),
-            cal.bgm21_gaussian_sigma(1, 1, 1e-5),
+            dpzero_privacy.dpzero_sigma(1, 1000, 448, 2, 1e-5),
+            zo_o2nc_privacy.zo_o2nc_cor44_sigma(10, 1, 536, 537, 1, 1),
+            zo_o2nc_privacy.zo_o2nc_rdp_to_dp(1, 1e-5),
+            nsnc_improved_privacy.nsnc_tree_sigma(1, 8, 1, 1e-5),
+            spider_sosp_privacy.spider_sosp_sigma("gdp_exact", delta=1e-6, **spider(FIXTURE_1)),
+            bgm21_privacy.bgm21_gaussian_sigma(1, 1, 1e-5),
         ]
     assert all(isinstance(v, mpmath.mpf) and mpmath.isfinite(v) and v > 0 for v in values)
-    assert math.isfinite(cal.dpzero_opacus_epsilon(1.0, 0.01, 100, 1e-5))
+    assert math.isfinite(dpzero_privacy.dpzero_opacus_epsilon(1.0, 0.01, 100, 1e-5))

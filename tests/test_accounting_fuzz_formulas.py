@@ -1,4 +1,4 @@
-"""Hypothesis fuzz of the papers' closed-form noise formulas (reference/accounting/calibration.py).
+"""Hypothesis fuzz of the papers' closed-form noise formulas (reference/algorithms/<paper>_privacy.py).
 
 Every formula gets arbitrary reals (including 0, negatives, NaN, ±inf, huge and tiny values) and
 integers in every argument. It must either return a finite, positive mpmath number, or raise a
@@ -14,8 +14,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reference.accounting import calibration as cal
 from reference.accounting.errors import AccountingError
+from reference.algorithms import (
+    bgm21_privacy,
+    dpzero_privacy,
+    nsnc_improved_privacy,
+    spider_sosp_privacy,
+    zo_o2nc_privacy,
+)
 
 reals = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True),
@@ -28,21 +34,21 @@ counts = st.one_of(st.integers(min_value=-3, max_value=10**6), st.sampled_from([
 SPIDER = dict(lipschitz=reals, smoothness=reals, loss_gap=reals, d=counts, n=counts, epsilon=reals)
 
 FORMULAS = {
-    "dpzero_lemma22_sigma": (cal.dpzero_lemma22_sigma, dict(sensitivity=reals, steps=counts, epsilon=reals, delta=probabilities)),
-    "dpzero_sigma": (cal.dpzero_sigma, dict(clip_threshold=reals, n=counts, steps=counts, epsilon=reals, delta=probabilities)),
-    "dpzero_gdp_exact_sigma": (cal.dpzero_gdp_exact_sigma, dict(sensitivity=reals, steps=counts, epsilon=reals, delta=probabilities)),
-    "zo_o2nc_cor44_sigma": (cal.zo_o2nc_cor44_sigma, dict(d=counts, lipschitz=reals, T=counts, B1=counts, B2=counts, rho=reals)),
-    "zo_o2nc_rdp_to_dp": (cal.zo_o2nc_rdp_to_dp, dict(rho=reals, delta=probabilities)),
-    "zo_o2nc_dp_to_rho": (cal.zo_o2nc_dp_to_rho, dict(epsilon=reals, delta=probabilities)),
-    "nsnc_tree_sigma": (cal.nsnc_tree_sigma, dict(sensitivity=reals, tree_size=counts, epsilon=reals, delta=probabilities)),
-    "nsnc_tree_mu": (cal.nsnc_tree_mu, dict(sensitivity=reals, tree_size=counts, sigma=reals)),
-    "bgm21_gaussian_sigma": (cal.bgm21_gaussian_sigma, dict(sensitivity=reals, epsilon=reals, delta=probabilities)),
+    "dpzero_lemma22_sigma": (dpzero_privacy.dpzero_lemma22_sigma, dict(sensitivity=reals, steps=counts, epsilon=reals, delta=probabilities)),
+    "dpzero_sigma": (dpzero_privacy.dpzero_sigma, dict(clip_threshold=reals, n=counts, steps=counts, epsilon=reals, delta=probabilities)),
+    "dpzero_gdp_exact_sigma": (dpzero_privacy.dpzero_gdp_exact_sigma, dict(sensitivity=reals, steps=counts, epsilon=reals, delta=probabilities)),
+    "zo_o2nc_cor44_sigma": (zo_o2nc_privacy.zo_o2nc_cor44_sigma, dict(d=counts, lipschitz=reals, T=counts, B1=counts, B2=counts, rho=reals)),
+    "zo_o2nc_rdp_to_dp": (zo_o2nc_privacy.zo_o2nc_rdp_to_dp, dict(rho=reals, delta=probabilities)),
+    "zo_o2nc_dp_to_rho": (zo_o2nc_privacy.zo_o2nc_dp_to_rho, dict(epsilon=reals, delta=probabilities)),
+    "nsnc_tree_sigma": (nsnc_improved_privacy.nsnc_tree_sigma, dict(sensitivity=reals, tree_size=counts, epsilon=reals, delta=probabilities)),
+    "nsnc_tree_mu": (nsnc_improved_privacy.nsnc_tree_mu, dict(sensitivity=reals, tree_size=counts, sigma=reals)),
+    "bgm21_gaussian_sigma": (bgm21_privacy.bgm21_gaussian_sigma, dict(sensitivity=reals, epsilon=reals, delta=probabilities)),
     "spider_sosp_sigma_gdp": (
-        lambda **kw: cal.spider_sosp_sigma("gdp_exact", **kw),
+        lambda **kw: spider_sosp_privacy.spider_sosp_sigma("gdp_exact", **kw),
         dict(SPIDER, delta=probabilities),
     ),
     "spider_sosp_sigma_lemma38": (
-        lambda **kw: cal.spider_sosp_sigma("lemma3.8", **kw),
+        lambda **kw: spider_sosp_privacy.spider_sosp_sigma("lemma3.8", **kw),
         dict(SPIDER, delta=probabilities),
     ),
 }

@@ -37,8 +37,8 @@ from empirical_dp.planted import (
     planted_dpzero,
 )
 from empirical_dp.registry import DPZERO_BUILTIN_NAMES, SCENARIOS, Deferred, ScenarioRegistry
-from reference.accounting.calibration import dpzero_lemma22_sigma
 from reference.algorithms.dpzero import direction_for_step, dpzero, mezo
+from reference.algorithms.dpzero_privacy import dpzero_lemma22_sigma
 from reference.fast.conversions import gaussian_epsilon, gaussian_mu
 from reference.rng import Streams, sample_sphere
 

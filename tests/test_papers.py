@@ -201,7 +201,7 @@ def test_every_defined_erratum_is_cited():
 def test_the_scan_sees_the_known_citations():
     """Guards the scanner itself: a qualified, a bare and a claim-location citation are all found."""
     where = {(f, i) for f, _, i in CITATIONS}
-    assert ("reference/accounting/calibration.py", "dpzero.E5") in where
+    assert ("reference/algorithms/dpzero_privacy.py", "dpzero.E5") in where
     assert ("docs/papers/src/dpzero.md", "dpzero.E13") in where
     assert ("proofs_checks/claims/tree.py", "zo_o2nc.E4") in where
 

@@ -1,4 +1,4 @@
-"""Adapters: other people's accountants as claim subjects (anchors.md §1–§4, (b) item 5).
+"""Adapters: other people's accountants as claim subjects (docs/accounting.md, Conformance).
 
 Each module turns one library into :class:`~proofs_checks.protocols.Subject` objects that provide the
 accounting protocols of :mod:`proofs_checks.protocols` (``rdp_poisson_gaussian``,

@@ -1,4 +1,4 @@
-"""Adapter for ``autodp`` (anchors.md §4): ``NoisySGD_Mechanism`` as a subject.
+"""Adapter for ``autodp`` (yuxiangw/autodp): ``NoisySGD_Mechanism`` as a subject.
 
 ``autodp.mechanism_zoo.NoisySGD_Mechanism(prob=q, sigma=z, niter=steps)`` — Poisson sampling
 (``AmplificationBySampling(PoissonSampling=True)`` with the improved bound) of the exact Gaussian

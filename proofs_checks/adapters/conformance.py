@@ -1,4 +1,4 @@
-"""Accountant conformance: ours beside dp_accounting, Opacus, prv_accountant and autodp (anchors.md (b) item 5).
+"""Accountant conformance: ours beside dp_accounting, Opacus, prv_accountant and autodp (docs/accounting.md, Conformance).
 
 For every point (z, q, T, δ) of a grid typical of DP-SGD and DPZero — z = σ/Δ the noise multiplier, q the Poisson
 sampling probability (q = 1: full batch, as in DPZero), T steps — :func:`conform_accountants` puts side by side:
@@ -69,7 +69,7 @@ __all__ = [
     "ours_epsilon",
 ]
 
-#: Relative tolerance within which an RDP accountant must reproduce our RDP ε / RDP curve (issue 3: "to 1e-6").
+#: Relative tolerance within which an RDP accountant must reproduce our RDP ε / RDP curve.
 RDP_REL_TOL = 1e-6
 #: Relative slack for comparisons with an exact value (float64 rounding of the library's own arithmetic).
 EXACT_REL_TOL = 1e-9

@@ -1,4 +1,4 @@
-"""Adapter for Google's ``dp_accounting`` (anchors.md §1): its RDP and PLD accountants as subjects.
+"""Adapter for Google's ``dp_accounting``: its RDP and PLD accountants as subjects.
 
 * ``dp_accounting.rdp`` — ``dp_accounting.rdp.RdpAccountant`` composing
   ``PoissonSampledDpEvent(q, GaussianDpEvent(z))`` ``steps`` times under ``ADD_OR_REMOVE_ONE``; its

@@ -33,6 +33,7 @@ import mpmath
 import numpy as np
 
 from reference.accounting import calibration, conversions, gaussian, rdp
+from reference.algorithms import dpzero_privacy, spider_sosp_privacy, zo_o2nc_privacy
 from reference.fast import conversions as fast_conversions
 from reference.fast import rdp as fast_rdp
 from reference.precision import working_precision
@@ -142,19 +143,19 @@ def _reference_dpzero_lemma22_sigma(sensitivity, steps, epsilon, delta):
         # the protocol is the formula as printed; the reference warns beyond ε = 80 (erratum E5), which the
         # claims evaluate on purpose
         warnings.simplefilter("ignore", UserWarning)
-        return _round_up(calibration.dpzero_lemma22_sigma(float(sensitivity), int(steps), float(epsilon), float(delta)))
+        return _round_up(dpzero_privacy.dpzero_lemma22_sigma(float(sensitivity), int(steps), float(epsilon), float(delta)))
 
 
 def _reference_zo_o2nc_cor44_sigma(d, lipschitz, T, B1, B2, rho, count_rule="exact"):
     with working_precision(PRECISION):
-        return _round_up(calibration.zo_o2nc_cor44_sigma(int(d), float(lipschitz), int(T), int(B1), int(B2), float(rho),
-                                                         count_rule=count_rule))
+        return _round_up(zo_o2nc_privacy.zo_o2nc_cor44_sigma(int(d), float(lipschitz), int(T), int(B1), int(B2),
+                                                             float(rho), count_rule=count_rule))
 
 
 def _reference_spider_sosp_sigma(rule, *, lipschitz, smoothness, loss_gap, d, n, epsilon, delta, steps=None,
                                  adjacency="replace_one", tree_scope="global"):
     with working_precision(PRECISION):
-        return _round_up(calibration.spider_sosp_sigma(
+        return _round_up(spider_sosp_privacy.spider_sosp_sigma(
             rule, lipschitz=lipschitz, smoothness=smoothness, loss_gap=loss_gap, d=d, n=n, epsilon=epsilon,
             delta=delta, steps=steps, adjacency=adjacency, tree_scope=tree_scope, allow_nonprivate=True,
         ))
@@ -163,7 +164,7 @@ def _reference_spider_sosp_sigma(rule, *, lipschitz, smoothness, loss_gap, d, n,
 def _reference_spider_sosp_mu(sigma, *, lipschitz, smoothness, loss_gap, d, n, epsilon, steps=None,
                               adjacency="replace_one", tree_scope="global"):
     with working_precision(PRECISION):
-        return float(calibration.spider_sosp_mu(
+        return float(spider_sosp_privacy.spider_sosp_mu(
             mpmath.mpf(float(sigma)), lipschitz=lipschitz, smoothness=smoothness, loss_gap=loss_gap, d=d, n=n,
             epsilon=epsilon, steps=steps, adjacency=adjacency, tree_scope=tree_scope,
         ))
@@ -179,10 +180,10 @@ _REFERENCE_CODE = {
     "epsilon_from_zcdp": "reference.accounting.conversions.epsilon_from_zcdp",
     "rdp_tree_aggregation": "reference.accounting.rdp.rdp_tree_aggregation",
     "rdp_tree_exact": "reference.accounting.rdp.rdp_tree_exact",
-    "dpzero_lemma22_sigma": "reference.accounting.calibration.dpzero_lemma22_sigma",
-    "zo_o2nc_cor44_sigma": "reference.accounting.calibration.zo_o2nc_cor44_sigma",
-    "spider_sosp_sigma": "reference.accounting.calibration.spider_sosp_sigma",
-    "spider_sosp_mu": "reference.accounting.calibration.spider_sosp_mu",
+    "dpzero_lemma22_sigma": "reference.algorithms.dpzero_privacy.dpzero_lemma22_sigma",
+    "zo_o2nc_cor44_sigma": "reference.algorithms.zo_o2nc_privacy.zo_o2nc_cor44_sigma",
+    "spider_sosp_sigma": "reference.algorithms.spider_sosp_privacy.spider_sosp_sigma",
+    "spider_sosp_mu": "reference.algorithms.spider_sosp_privacy.spider_sosp_mu",
 }
 
 

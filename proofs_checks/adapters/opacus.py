@@ -1,4 +1,4 @@
-"""Adapter for Opacus's accountants (anchors.md §2): RDP, PRV and GDP as subjects.
+"""Adapter for Opacus's accountants: RDP, PRV and GDP as subjects.
 
 Each subject drives the public accountant the way a training loop does — ``step(noise_multiplier=z,
 sample_rate=q)`` once per step, then ``get_epsilon(delta)`` — and calibrates with

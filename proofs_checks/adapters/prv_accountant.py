@@ -1,11 +1,11 @@
-"""Adapter for Microsoft's ``prv_accountant`` (anchors.md §3): the PRV accountant of Gopi et al. 2021.
+"""Adapter for Microsoft's ``prv_accountant``: the PRV accountant of Gopi et al. 2021.
 
 ``prv_accountant.PRVAccountant`` over ``PoissonSubsampledGaussianMechanism(q, z)`` (``GaussianMechanism(z)``
 when q = 1, whose PRV is written for that case) with ``eps_error = 0.01`` and ``delta_error = delta/1000``
 (Opacus's choices), ``max_self_compositions = steps``. ``compute_epsilon`` returns
 ``(eps_lower, eps_estimate, eps_upper)``; the protocol value is ``eps_upper`` (the guarantee), and
 :func:`epsilon_bounds` gives all three. The subsampled-Gaussian PRV is the remove direction only
-(anchors.md §10 item 7: it dominates for this mechanism).
+(it dominates the add direction for this mechanism).
 
 ``rdp_poisson_gaussian`` is the PRV objects' public ``rdp(alpha)`` (a TF-Privacy port) times ``steps``;
 ``noise_multiplier_poisson_gaussian`` is ``prv_accountant.dpsgd.find_noise_multiplier`` (it guarantees

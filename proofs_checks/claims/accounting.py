@@ -1,5 +1,5 @@
-"""Claims about privacy accounting: dpzero §5.2–§5.3 (the RDP accountant of the experiments and the exact
-Gaussian-DP calibration), zo_o2nc §5 (Gaussian RDP, tree RDP, RDP → DP and zCDP → DP conversions).
+"""Claims about privacy accounting: dpzero Lemma 2.2, §5 and App. B.2 (the RDP accountant of the experiments and
+the exact Gaussian-DP calibration), zo_o2nc §2 and Theorem 4.3 (Gaussian RDP, tree RDP, RDP → DP and zCDP → DP conversions).
 
 Every check calls only the subject's accounting protocols (``proofs_checks.protocols``: the five that the
 library adapters provide, plus ``epsilon_from_zcdp``, ``rdp_tree_aggregation``, ``rdp_tree_exact``), so the
@@ -138,7 +138,7 @@ def _reference():
 
 
 # ---------------------------------------------------------------------------------------------------------
-# 1. dpzero §5.3: RDP composes additively
+# 1. dpzero §5, App. B.2: RDP composes additively
 
 
 def _check_composition(subject, ctx):
@@ -189,7 +189,7 @@ def _steps_minus_one(original):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# 2. dpzero §5.3: ε is monotone in z, q, steps and δ
+# 2. dpzero §5, App. B.2: ε is monotone in z, q, steps and δ
 
 
 def _monotonicity_sweeps(ctx):
@@ -253,7 +253,7 @@ def _delta_as_confidence(original):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# 3. zo_o2nc §5: an RDP-derived ε is never below the exact ε
+# 3. zo_o2nc §2: an RDP-derived ε is never below the exact ε
 
 
 #: compositions of T Gaussian steps are kept to mu = sqrt(T)/z <= 20 (exact eps below ~400 at delta >= 1e-15)
@@ -565,7 +565,7 @@ def _mironov_conversion(original):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# 7. dpzero §5.3: calibration never overshoots the target
+# 7. dpzero §5, App. B.2: calibration never overshoots the target
 
 
 def _calibration_grid(ctx):
@@ -724,7 +724,7 @@ def _decoupled_max(original):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# zo_o2nc §5 items 6–7: zCDP → (ε, δ)
+# zo_o2nc §2 (zo_o2nc.E11): zCDP → (ε, δ)
 
 
 def _check_zcdp(subject, ctx):

@@ -1,11 +1,11 @@
-"""Accounting errata: noise formulas printed in the papers that are not private as stated (dpzero.md §4 and
-§7 dpzero.E5, zo_o2nc.md §4 Cor 4.4 and §7 zo_o2nc.E3, spider_sosp.md §5 item 7).
+"""Accounting errata: noise formulas printed in the papers that are not private as stated (dpzero Lemma 2.2,
+dpzero.E5; zo_o2nc Corollary 4.4, zo_o2nc.E3; spider_sosp Theorem 3.11 and Lemmas 3.7/3.8, spider_sosp.E3).
 
 Each check evaluates the subject's implementation of the printed formula (``dpzero_lemma22_sigma``,
 ``zo_o2nc_cor44_sigma``, ``spider_sosp_sigma``) exactly — with the subject's exact Gaussian profile
 ``gaussian_delta`` (T adaptive Gaussian steps with sensitivity Δ and noise σ are exactly μ-GDP with
 μ = √T Δ/σ, Dong–Roth–Su 2022) or the subject's exact tree RDP ``rdp_tree_exact`` — shows the printed
-statement failing where the specs document it, and the corrected statement holding on a grid.
+statement failing at the documented points (the constants below), and the corrected statement holding on a grid.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ._common import erratum_evidence, mutant
 
 #: relative slack on a privacy inequality evaluated from float64 σ and δ (rounding only)
 PRIVACY_SLACK = 1e-9
-#: the spec tables print 7–8 significant digits
+#: the reference tables below give 7–8 significant digits
 TABLE_RTOL = 1e-6
 
 
@@ -40,11 +40,11 @@ def _delta_of(subject, epsilon, mu) -> float:
 
 #: (ε, δ) where Lemma 2.2's σ is not (ε, δ)-DP (first failures: ≈83 at δ = 0.5, ≈169 at 1e-5, ≈189 at 1e-6)
 LEMMA22_FAILURES = ((300.0, 1e-6), (90.0, 0.5), (175.0, 1e-5), (200.0, 1e-6))
-#: dpzero.md §4: ε = 300, δ = 1e-6 gives δ_exact = 0.2968 (Appendix Z: 0.29678...)
+#: Lemma 2.2 at ε = 300, δ = 1e-6 gives δ_exact = 0.29678... (exact Gaussian-DP profile)
 LEMMA22_EXAMPLE = (300.0, 1e-6, 0.29678)
-#: dpzero.md §5.1: C = 1, n = 1000, T = 448, ε = 2, δ = 1e-5 gives σ = 0.2091569102 (Δ = 2C/n)
+#: Lemma 2.2 for Algorithm 2 line 6: C = 1, n = 1000, T = 448, ε = 2, δ = 1e-5 gives σ = 0.2091569102 (Δ = 2C/n)
 LEMMA22_REFERENCE = (2.0 / 1000, 448, 2.0, 1e-5, 0.2091569102)
-#: first-failure windows for δ = 0.5 and δ = 1e-5 (dpzero.md §4: ≈ 83 and 169)
+#: first-failure windows for δ = 0.5 and δ = 1e-5 (≈ 83 and 169, dpzero.E5)
 LEMMA22_FIRST_FAILURE = ((0.5, 82.0, 85.0), (1e-5, 168.0, 171.0))
 
 
@@ -71,25 +71,25 @@ def _lemma22_first_failure(subject, delta, lo, hi):
 
 def _check_lemma22(subject, ctx):
     problems = []
-    # the formula as printed: the spec's reference value (Δ = 2C/n)
+    # the formula as printed: its reference value (Δ = 2C/n)
     sens, steps, eps, delta, sigma_ref = LEMMA22_REFERENCE
     sigma = float(subject.dpzero_lemma22_sigma(sens, steps, eps, delta))
     if not abs(sigma - sigma_ref) <= 1e-9 * sigma_ref:
-        problems.append(f"sigma(C=1, n=1000, T=448, eps=2, delta=1e-5) = {sigma!r}, spec 0.2091569102")
+        problems.append(f"sigma(C=1, n=1000, T=448, eps=2, delta=1e-5) = {sigma!r}, expected 0.2091569102")
     # printed statement, "for any eps > 0": fails for large eps
     failing = []
     for eps, delta in LEMMA22_FAILURES:
         value = _delta_of(subject, eps, _lemma22_mu(subject, 1, eps, delta))
         failing.append(value > delta)
         if (eps, delta) == LEMMA22_EXAMPLE[:2] and not abs(value - LEMMA22_EXAMPLE[2]) <= 1e-4 * LEMMA22_EXAMPLE[2]:
-            problems.append(f"delta_exact(300; mu) = {value!r} at delta = 1e-6, spec 0.29678")
+            problems.append(f"delta_exact(300; mu) = {value!r} at delta = 1e-6, expected 0.29678")
     example = _delta_of(subject, LEMMA22_EXAMPLE[0], _lemma22_mu(subject, 1, *LEMMA22_EXAMPLE[:2]))
     firsts = []
     for delta, low, high in LEMMA22_FIRST_FAILURE:
         first = _lemma22_first_failure(subject, delta, 80.0, 300.0)
         firsts.append(f"delta={delta:g}: {first if first is None else round(first, 3)}")
         if first is None or not low <= first <= high:
-            problems.append(f"first failure for delta={delta:g} at {first}, spec window [{low}, {high}]")
+            problems.append(f"first failure for delta={delta:g} at {first}, expected window [{low}, {high}]")
     printed_fails = all(failing) and not problems
     if not printed_fails:
         return _not_reproduced(f"delta_exact(eps) > delta at {LEMMA22_FAILURES}: {failing}; problems: {problems}")
@@ -222,7 +222,7 @@ def _single_node(original):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# spider_sosp §5 item 7
+# spider_sosp: the printed sigma rules (Theorem 2.2, Lemmas 3.7 and 3.8, Theorem 3.11)
 
 
 SPIDER_FIXTURES = {
@@ -232,7 +232,7 @@ SPIDER_FIXTURES = {
     3: {"lipschitz": 1, "smoothness": 1, "loss_gap": 1, "d": 2, "n": 10**5, "epsilon": 4.0, "delta": 1e-5},
 }
 
-#: spider_sosp.md §5 item 7: (rule, fixture, adjacency, tree scope) -> (μ, δ(ε))
+#: the printed rules of Theorem 3.11 and Lemma 3.8, exactly: (rule, fixture, adjacency, tree scope) -> (μ, δ(ε))
 SPIDER_TABLE = {
     ("thm3.11", 1, "replace_one", "global"): (1.0065194, 0.12923756),
     ("thm3.11", 1, "replace_one", "segment"): (0.71171669, 0.040686859),
@@ -260,7 +260,7 @@ def _check_spider(subject, ctx):
         _, mu, value = _spider(subject, rule, fixture, adjacency, scope)
         if not (abs(mu - mu_spec) <= TABLE_RTOL * mu_spec and abs(value - delta_spec) <= TABLE_RTOL * delta_spec):
             problems.append(f"{rule} fixture {fixture} {adjacency}/{scope}: mu {mu:.8g}, delta(eps) {value:.8g}; "
-                            f"spec {mu_spec}, {delta_spec}")
+                            f"expected {mu_spec}, {delta_spec}")
         if value > SPIDER_FIXTURES[fixture]["delta"]:
             failures.append(f"{rule} f{fixture} {adjacency}/{scope} {value:.4g}")
     # Lemma 3.7's rule with the paper's a-priori bound is the Lemma 3.8 rule
@@ -373,7 +373,7 @@ CLAIMS = [
             "ln(1/delta) alpha/sqrt(d)) makes Algorithm 2 (eps, delta)-DP. False: exactly (mu-GDP with mu = sbar "
             "sqrt(k_adj L)/sigma), Thm 3.11 gives delta(eps) = 0.129 at fixture 1 (replace-one, global tree) and "
             "Lemma 3.8 gives 1.6588e-4 > 1e-6 (replace-one, global; 4.845e-6 with a tree per segment) at fixture 2: "
-            "the tables of spec §5 item 7 are reproduced to 1e-6. Corrected: the gdp_exact rule sigma = Delta_tree/"
+            "the exact (mu, delta(eps)) of each rule, fixture, relation and scope are reproduced to 1e-6. Corrected: the gdp_exact rule sigma = Delta_tree/"
             "mu*(eps, delta) gives delta(eps) <= delta (1e-9 rounding) at all three fixtures, both relations and scopes."
         ),
         kind="privacy",

@@ -1,5 +1,5 @@
 """Claims about the audit bounds themselves (``empirical_dp.bounds``, ``empirical_dp.one_run``): an audit of
-DPZero's scalar release (dpzero §4 Lemma 2.2, §5) is only as good as the confidence its lower bounds claim.
+DPZero's scalar release (dpzero Lemma 2.2; Algorithm 2 line 6) is only as good as the confidence its lower bounds claim.
 
 * coverage of the Clopper–Pearson ε bound and of the μ bound, simulated on a Gaussian mechanism of known μ
   (N(0, 1) against N(μ, 1), a fixed threshold, N trials per side): the bound exceeds the true ε(δ) (the true μ)

@@ -1,4 +1,4 @@
-"""Backend claims: a subject agrees with the mpmath reference draw for draw (DESIGN.md, Precision).
+"""Backend claims: a subject agrees with the mpmath reference draw for draw (docs/design.md, Precision).
 
 The subject (``fast``, or a user's implementation) runs in float64 on the same directions, data and
 noise draws as the reference, which runs in mpmath at 40 digits on the exact same inputs. The
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import numpy as np
 
 from reference.objectives import RidgeSum

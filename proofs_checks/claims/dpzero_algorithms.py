@@ -1,6 +1,6 @@
 """dpzero §2 (Algorithms 1 and 2, DP-GD), §4 (Theorems 2 and 3: the privacy part, the one-step
 inequalities (15) and (22), bound (7), the clipping-probability bound of App. E) and §5 (privacy
-plans): claims about the algorithms as a subject runs them (spec dpzero.md §8 T19, T22–T31, T35, T36).
+plans): claims about the algorithms as a subject runs them.
 
 Every check calls the subject's ``dpzero`` / ``dpgd_zeroth_order`` / ``dpgd`` / ``privacy_plan`` /
 ``direction_for_step``; ground truth is computed here independently (Lemma 2.2's σ in mpmath, F and
@@ -281,7 +281,7 @@ def _alg1_with_bug(bug: str):
 
 
 # ---------------------------------------------------------------------------------------------------
-# 1. Transcript sensitivity (Theorem 3 privacy part, Theorem 1; spec §5.1, T19, T15–T16, T35)
+# 1. Transcript sensitivity (Theorem 3 privacy part, Theorem 1; App. E: sensitivity 2C/n)
 
 
 def _linear_loss(x, z):
@@ -360,7 +360,7 @@ def _check_transcript_sensitivity(subject, ctx):
 
 
 def _check_poisson_sensitivity(subject, ctx, clip, eps, delta):
-    """T35: Poisson batching with the fixed normaliser B has sensitivity C/B under the relation the plan states.
+    """Poisson batching with the fixed normaliser B has sensitivity C/B under the relation the plan states.
 
     * q = B/n (``sampling_probability=None``): n is public, ZERO-OUT neighbours — record j is −K on S and the
       null record 0 on S' (same n, same uniforms, same batches).
@@ -439,7 +439,7 @@ def _poisson_realised_normaliser(original):
 
 
 # ---------------------------------------------------------------------------------------------------
-# 2. Noise law and independence (Alg 2 line 6; spec T22, T23b, erratum dpzero.E13)
+# 2. Noise law and independence (Alg 2 line 6; erratum dpzero.E13)
 
 
 def _check_noise_law(subject, ctx):
@@ -485,14 +485,14 @@ def _check_noise_law(subject, ctx):
         decide(_independence(noise_a, e13, sub.level, "the direction stream's next normal"), sub,
                detail="noise vs the next normal of the direction generator of step t (dpzero.E13 coupling)"),
         decide(_independence(noise_a, noise_b, sub.level, "the noise under another noise_seed"), sub,
-               detail="noise under two noise seeds, same public seed (T23b: the noise is not a function of the "
+               detail="noise under two noise seeds, same public seed (the noise is not a function of the "
                       "public seed)"),
     ]
     return combine(parts, ctx)
 
 
 # ---------------------------------------------------------------------------------------------------
-# 3. Reductions and structure (spec T24–T27, T36)
+# 3. Reductions and structure (Alg 1, Alg 2, output rule; dpzero.E18)
 
 
 def _zo_gd(objective, x0, steps, step_size, lam, seed, direction_for_step, direction="sphere"):
@@ -520,7 +520,7 @@ def _check_reductions(subject, ctx):
     def close(value, label, tol=RUN_ROUNDING):
         parts.append(deterministic(value <= tol, statistic=value, bound=tol, detail=f"{label}: {value:.3g}"))
 
-    # (a) noise off, C = ∞: DPZero = full-batch ZO-GD (T25, T26), d ∈ {1, 4}, both direction laws
+    # (a) noise off, C = ∞: DPZero = full-batch ZO-GD, d ∈ {1, 4}, both direction laws
     for d, direction in ((1, "sphere"), (4, "sphere"), (4, "gaussian")):
         objective = PseudoHuber(d, 5, "harmonic", 0.5, gen)
         x0, seed = gen.standard_normal(d), _seeds(gen, 1)[0]
@@ -558,7 +558,7 @@ def _check_reductions(subject, ctx):
                 for t in range(steps))
     parts.append(deterministic(twice, detail="direction_for_step(seed, t) is bitwise identical on every call"))
 
-    # (e) output rule: τ ∈ {0..T−1} and output = x_τ, never x_T (T27)
+    # (e) output rule: τ ∈ {0..T−1} and output = x_τ, never x_T (Alg 2 line 6)
     bad = []
     for s in _seeds(gen, 30):
         run = subject.dpzero(objective.loss, objective.data, x0, steps=3, step_size=alpha, perturbation=lam,
@@ -571,7 +571,7 @@ def _check_reductions(subject, ctx):
                                detail=f"τ ∈ {{0, 1, 2}} and output = trajectory[τ], final = trajectory[T] over 30 "
                                       f"seeds with T = 3 ({len(bad)} violations)"))
 
-    # (f) raw_difference with C' = normalized with C = C'/(2λ) (T36, dpzero.E18), noise off and on
+    # (f) raw_difference with C' = normalized with C = C'/(2λ) (dpzero.E18), noise off and on
     raw_clip = 2 * lam * 0.8  # |f+ − f−| ≈ 2λ|<u, ∇f>| reaches 2λ√d·L: part of the samples are clipped
     for noise in ("none", "gaussian"):
         private = dict(epsilon=4.0, delta=1e-5) if noise == "gaussian" else {}
@@ -601,7 +601,7 @@ def _tau_is_last(original):
 
 
 # ---------------------------------------------------------------------------------------------------
-# 4. One-step descent inequalities (15) and (22) with P(Q) = 1 (spec T29)
+# 4. One-step descent inequalities (15) and (22) with P(Q) = 1 (App. D, E)
 
 #: (name, d, ‖∇F(x_0)‖, σ): A probes the first-order term (d = 1: u = ±1, so <u, ∇F>² = ‖∇F‖² exactly
 #: and σ is small); B probes the noise term (d = 10, x_0 near the minimiser, σ dominates).
@@ -677,11 +677,11 @@ def _check_one_step(algorithm: str):
 
 
 # ---------------------------------------------------------------------------------------------------
-# 5. Theorem 3 utility bound (7) (spec T31, dpzero.E6, dpzero.E15)
+# 5. Theorem 3 utility bound (7) (dpzero.E6, dpzero.E15)
 
 
 def _separable_logistic(d, n, gen):
-    """Spec P2 with k = 1, unit features and no label noise: every f(x; ξ_i) = log(1 + exp(−<w, x>))
+    """Problem (P2) (reference.objectives_dpzero.SubspaceLogistic) with k = 1, unit features and no label noise: every f(x; ξ_i) = log(1 + exp(−<w, x>))
     along one unit direction w; L = 1, ℓ = 1/4, H = ww^T/4, r = 1, F^* = 0 (an infimum), and
     sup ‖∇F‖² = L² = 1 in the direction −w: a wrong algorithm can reach the trivial bound."""
     return SubspaceLogistic(d, n, 1, gen, features="sphere", label_flip=0.0)
@@ -756,7 +756,7 @@ def _check_utility_bound(subject, ctx):
 
 
 # ---------------------------------------------------------------------------------------------------
-# 6. Clipping probability (App. E, text after Alg 2; spec T30)
+# 6. Clipping probability (App. E, text after Alg 2)
 
 CLIP_BOUND_TARGET = 0.1  # 2√(2π)exp(−C₀²/(8L²)) = 0.1: the test can see a violation at this level
 
@@ -881,7 +881,7 @@ CLAIMS = [
         id="dpzero.thm3.utility_bound",
         paper="dpzero",
         location="Theorem 3, eq. (7) and the display after (22) (App. E); dpzero.E6, dpzero.E15",
-        statement="With Theorem 3's α, C, λ and σ on an Assumption-3.5 problem (spec P2), E_τ‖∇F(x_τ)‖² is at "
+        statement="With Theorem 3's α, C, λ and σ on an Assumption-3.5 problem (P2, subspace logistic), E_τ‖∇F(x_τ)‖² is at "
                   "most the proof's bound 4·gap/(αT) + 2ℓαrσ² + ℓ²d³λ² + 4L²d·nT·2√(2π)e^{−C₀²/8L²} (quick: a "
                   "short horizon T) and at most min(RHS(7), L²) at the theorem's T (full budget).",
         kind="monte_carlo",

@@ -1,5 +1,5 @@
-"""Backend claims for DPZero's algorithms (dpzero §2: Alg 1, Alg 2, DP-GD, MeZO): a subject's runs agree
-with the reference's draw for draw (DESIGN.md, Precision; randomness contract).
+"""Backend claims for DPZero's algorithms (dpzero Alg 1, Alg 2, DP-GD, MeZO): a subject's runs agree
+with the reference's draw for draw (docs/design.md, Precision and Randomness contract).
 
 For each configuration (direction law, clip target, batching with each of its accountants — the
 reproduction mode's warning silenced — or no noise) on small problems from ``reference.objectives``

@@ -56,7 +56,7 @@ def _relative_error(value, target) -> float:
 # ---------------------------------------------------------------------------------------------------------
 # Lemma C.1 (ii): tail bound P(|u^T a| >= C) <= 2√(2π) exp(−C²/(8‖a‖²)); text after Alg 2 and App. E
 
-#: Dimensions of spec T6.
+#: Dimensions at which the tail bound is checked.
 TAIL_DIMENSIONS = (1, 2, 3, 10, 100, 10_000)
 #: ‖a‖ ≠ 1, so that a bound written with ‖a‖ in place of ‖a‖² (or a sampler ignoring ‖a‖) shows.
 TAIL_NORM = 1.7
@@ -89,7 +89,7 @@ def printed_tail_bound(c, norm_a):
 
 
 def _tail_inequality_part(subject, ctx) -> Evidence:
-    """The subject's bound is the printed formula, and the exact tail never exceeds it (grid of spec T6)."""
+    """The subject's bound is the printed formula, and the exact tail never exceeds it (on a grid of dimensions)."""
     points = ctx.budget.pick(quick=50, full=200)
     worst_ratio, worst_at, worst_formula = 0.0, None, 0.0
     with mpmath.workdps(DPS):
@@ -341,7 +341,7 @@ def _check_eq14(subject, ctx):
                 if ratio > worst:
                     worst, worst_case = ratio, dict(objective=objective.name, d=d, lam=lam, x=x.tolist(), u=u.tolist(),
                                                     fd=fd, rhs=rhs)
-                if quadratic:  # Taylor's remainders cancel: fd = u^T ∇F(x) exactly (spec T7)
+                if quadratic:  # Taylor's remainders cancel: fd = u^T ∇F(x) exactly
                     error = abs(fd - directional) / (tol + 1e-300)
                     if error > worst_exact:
                         worst_exact, exact_case = error, dict(objective=objective.name, d=d, lam=lam, x=x.tolist(),
@@ -460,7 +460,7 @@ def _check_sigma_is_std(subject, ctx):
         if not _relative_error(value, formula) <= CLOSED_FORM_RTOL:
             problems.append(f"noise_std = {value!r} != 4C sqrt(2T Lg)/(n eps) = {float(formula)!r} at n={n}, T={steps}")
             corrected_holds = False
-        sensitivity = 2 * clip / n  # replace-one sensitivity of the clipped mean (dpzero §1.2)
+        sensitivity = 2 * clip / n  # replace-one sensitivity of the clipped mean (dpzero App. E)
         delta_sd = float(subject.gaussian_delta(epsilon, math.sqrt(steps) * sensitivity / value))
         corrected_holds &= delta_sd <= delta * (1 + PRIVACY_SLACK)
         row = f"n={n}, T={steps}, eps={epsilon:g}: V = {value:.5g}, delta(eps) = {delta_sd:.3g} read as sd"
@@ -479,9 +479,9 @@ def _check_sigma_is_std(subject, ctx):
 # ---------------------------------------------------------------------------------------------------------
 # Erratum dpzero.E4: Theorem 3 and Corollary F.4 define L̃ differently
 
-#: (n, d, r, ε, δ, L, ℓ, μ): spec T28's point (κ = 10) and one with L ≠ 1.
+#: (n, d, r, ε, δ, L, ℓ, μ): the Theorem 3 reference point (κ = 10) and one with L ≠ 1.
 E4_POINTS = ((1000, 100, 5, 2.0, 1e-5, 1.0, 1.0, 0.1), (2000, 1000, 3, 2.0, 1e-5, 2.0, 0.5, 0.05))
-#: spec T28: Theorem 3 at n = 1000, d = 100, r = 5, ε = 2, δ = 1e-5, L = ℓ = 1 (9 significant digits printed)
+#: Theorem 3's L̃² at n = 1000, d = 100, r = 5, ε = 2, δ = 1e-5, L = ℓ = 1 (9 significant digits printed)
 THEOREM3_LTILDE2 = 26.1613536
 #: the table's rounding: 0.5e-7 / 26.16 = 1.9e-9
 TABLE_RTOL = 1e-8
@@ -579,7 +579,7 @@ def _check_two_ltilde(subject, ctx):
         detail=("printed (one Ltilde, Thm 3's used in F.4's C = Ltilde/2): " + "; ".join(notes)
                 + f". corrected (each Ltilde re-derives its own proof's identities): largest relative error "
                   f"{corrected[worst_key]:.2e} at '{worst_key}' over {len(corrected)} identities; Thm 3 Ltilde^2 at "
-                  f"spec T28's point = {lt3_ref:.10g} (table 26.1613536, relative error {table_error:.1e})"),
+                  f"the reference point (n=1000, d=100, r=5) = {lt3_ref:.10g} (expected 26.1613536, relative error {table_error:.1e})"),
     )
     return dataclasses.replace(evidence, verdict=PASS) if evidence.verdict == ERRATUM else evidence
 

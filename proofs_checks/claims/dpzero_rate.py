@@ -1,4 +1,4 @@
-"""dpzero Table 1 and Remarks 3.6, 4.1, 4.2 (Figure 1(c); spec dpzero.md §4 "Table 1", §6.3 (P2), §8 T32):
+"""dpzero Table 1 and Remarks 3.6, 4.1, 4.2 (Figure 1(c)), on the subspace logistic problem (P2):
 under Assumption 3.5 with an effective rank r = O(1), DPZero's error does not grow with the dimension d,
 while DPGD-0th's does.
 
@@ -19,7 +19,7 @@ with Remark 3.4's clip C = Ld adds N(0, σ²I_d) with σ ∝ C ∝ d, so its err
 (‖∇F‖ <= L = 1) saturates.
 
 Hyperparameters: α and T of Theorem 3 (``theorem3_settings``; they do not depend on d), held fixed for
-every d (spec T32); λ = Theorem 3's λ_max at each d. n = 12, ε = 80, δ = 1e-5 (Lemma 2.2 is verified for
+every d; λ = Theorem 3's λ_max at each d. n = 12, ε = 80, δ = 1e-5 (Lemma 2.2 is verified for
 ε <= 80, dpzero.E5): n·ε ≈ 1000 is about the smallest at which DPGD-0th is below saturation at d = k, so that its
 growth can show, and a run costs ∝ n·T with T ∝ n·ε, hence the small n (the reference loops over samples).
 DPZero's clip threshold is C = L = 1 (E[a_i²] = ‖∇f_i‖² <= L² by Lemma C.1(ii), so C = L clips only the
@@ -41,8 +41,8 @@ Criterion:
       This part demonstrates flatness (a failure to reject would not), so it is decided here and carries
       no p-value for the runner's Holm correction; the evidence also reports its false-alarm probability
       at the observed slope and standard error (noncentral t; 2e-23 at the quick budget).
-  (b) DPGD-0th (same α, T; C = Ld): a one-sided paired t-test of H0: E[M(d_max)] >= 3·E[M(d_min)] (spec
-      T32's factor), at the claim's level 1e-6 through the runner's Holm correction; the evidence states
+  (b) DPGD-0th (same α, T; C = Ld): a one-sided paired t-test of H0: E[M(d_max)] >= 3·E[M(d_min)],
+      at the claim's level 1e-6 through the runner's Holm correction; the evidence states
       the growth factor and the smallest factor the test detects with power 0.9. This part falsifies
       (growth is rejected only when shown to fall short): DPGD-0th's runs at d_max are noise-saturated and
       spread widely, so demonstrating a factor >= 3 would need ~100 replicates. At the quick budget it has
@@ -89,7 +89,7 @@ SMOOTHNESS = 0.25  # ℓ of (P2)
 DPZERO_CLIP = LIPSCHITZ
 #: Level of the equivalence test (a): the probability that a DPZero whose slope lies outside ±s passes.
 EQUIVALENCE_LEVEL = 1e-3
-#: Spec T32: DPGD-0th's error at the largest d is at least this multiple of its error at the smallest d.
+#: DPGD-0th's error at the largest d is at least this multiple of its error at the smallest d.
 GROWTH_FACTOR = 3.0
 
 QUICK = {"dims": (3, 64), "dpzero_runs": 16, "dpgd_runs": 16}

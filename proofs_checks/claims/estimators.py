@@ -2,7 +2,7 @@
 Lemma 3.2 (DIFF, Alg 2); dpzero eq. (2) (one direction, three direction laws), eq. (16) and Remark 3.4.
 
 Ground truth comes from ``reference.objectives`` (exact smoothed gradients of ridge functions, exact
-gradients of smooth losses) and from closed forms derived in the specs; the estimators themselves are
+gradients of smooth losses) and from closed forms (``reference.smoothing``, ``reference.objectives``); the estimators themselves are
 always the subject's. Every Monte Carlo check loops over replicates and calls the subject once per
 replicate with directions of shape (b, m, d), so the reference and the fast backend are called alike.
 
@@ -91,7 +91,7 @@ def _check_grad_unbiased(subject, ctx):
     d, b, delta = 3, 3, 0.5
     n = _replicates(ctx, 1200)
     parts, sub = [], ctx.split(2)
-    for profile in ("capped", "wshape"):  # zo_o2nc §6 S1 and S2
+    for profile in ("capped", "wshape"):  # the ridge test functions S1 and S2
         population = RidgeSum.random(d, 6, ctx.generator("grad_population", profile), profile=profile,
                                      tau=0.5, offset_scale=0.5)
         batch = population.data[:b]
@@ -223,7 +223,7 @@ def _check_grad_sensitivity(subject, ctx):
 
     worst, case = _sensitivity_search(ctx, realised, declared, ("grad_sensitivity",))
 
-    # the tight case of the spec: u_ij ≡ e, f(·; z) = L<e, ·>, f(·; z') = −L<e, ·>
+    # the tight case of Lemma 3.1's sensitivity bound: u_ij ≡ e, f(·; z) = L<e, ·>, f(·; z') = −L<e, ·>
     d, b, delta, lipschitz = 4, 3, 0.1, 2.0
     e = np.eye(d)[1]
     batch = np.stack([lipschitz * e, 0.5 * lipschitz * e, -0.3 * lipschitz * e])

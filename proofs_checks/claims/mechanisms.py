@@ -1,5 +1,5 @@
-"""Claims about the basic mechanisms: dpzero §1.2 / §2.0 (clipping, the replace-one sensitivity 2C/n of
-a clipped mean) and zo_o2nc §1.6 (the Gaussian mechanism value + σ N(0, I)).
+"""Claims about the basic mechanisms: dpzero §2 and App. E (clipping, the replace-one sensitivity 2C/n of
+a clipped mean) and zo_o2nc §2 (the Gaussian mechanism value + σ N(0, I)).
 
 Clipping is exact arithmetic up to float64 rounding, so its claim is deterministic with tolerances
 derived from the rounding of a Euclidean norm. The sensitivity claim is a worst-case search over
@@ -30,7 +30,7 @@ def _norm(v) -> float:
     return math.hypot(*(float(x) for x in np.ravel(v)))
 
 
-# --- dpzero §1.2: properties of clip_C --------------------------------------------------------------
+# --- dpzero §2: properties of clip_C --------------------------------------------------------------
 
 def _clip_tolerance(d: int) -> float:
     """Relative float64 tolerance for a clipped vector of dimension d: a computed norm of d terms is
@@ -151,7 +151,7 @@ def _check_clip_properties(subject, ctx):
     )
 
 
-# --- dpzero §1.2: replace-one sensitivity of the clipped mean is 2C/n, tight ----------------------------
+# --- dpzero App. E: replace-one sensitivity of the clipped mean is 2C/n, tight ----------------------------
 
 #: relative slack of the sensitivity comparison: the two means are sums of n <= 64 clipped items whose
 #: rounding is at most (n - 1)u·nC each, i.e. n(n - 1)u <= 4.5e-13 relative to 2C/n.
@@ -231,7 +231,7 @@ def _check_clipped_mean_sensitivity(subject, ctx):
     )
 
 
-# --- zo_o2nc §1.6: the Gaussian mechanism adds N(0, σ² I) from the generator passed in ------------------
+# --- zo_o2nc §2: the Gaussian mechanism adds N(0, σ² I) from the generator passed in ------------------
 
 VALUE = np.array([3.0, -1.0, 0.5])
 NOISE_STD = 1.7

@@ -1,4 +1,4 @@
-"""Claims about the direction samplers: zo_o2nc §1.5 (sphere and ball laws), dpzero §1.2 / Lemma C.1
+"""Claims about the direction samplers: zo_o2nc §2 (sphere and ball laws), dpzero eq. (2) / Lemma C.1
 (the √d-sphere and Gaussian directions).
 
 Laws are tested by Kolmogorov–Smirnov against the exact Beta / uniform CDFs; second moments by
@@ -40,7 +40,7 @@ def _second_moment_part(u, expected_scale, ctx, label, drop_last_diagonal):
     return decide(test, ctx, detail=f"{label}: E[u u^T] = {expected_scale:g} I")
 
 
-# --- zo_o2nc §1.5: ‖u‖ = radius exactly -------------------------------------------------------------
+# --- zo_o2nc §2: ‖u‖ = radius exactly -------------------------------------------------------------
 
 def _check_sphere_norm(subject, ctx):
     worst = 0.0
@@ -54,7 +54,7 @@ def _check_sphere_norm(subject, ctx):
                          detail="max relative deviation of ||u|| from the radius, d in {1,2,5,50}")
 
 
-# --- zo_o2nc §1.5: E[u uᵀ] = I/d on the unit sphere ------------------------------------------------
+# --- zo_o2nc §2: E[u uᵀ] = I/d on the unit sphere ------------------------------------------------
 
 def _check_sphere_second_moment(subject, ctx):
     parts, sub = [], ctx.split(len(DIMENSIONS))
@@ -64,7 +64,7 @@ def _check_sphere_second_moment(subject, ctx):
     return combine(parts, ctx)
 
 
-# --- zo_o2nc §1.5: u_1² ~ Beta(1/2, (d−1)/2) -------------------------------------------------------
+# --- zo_o2nc §2: u_1² ~ Beta(1/2, (d−1)/2) -------------------------------------------------------
 
 def _check_sphere_marginal(subject, ctx):
     parts, sub = [], ctx.split(len(DIMENSIONS))
@@ -75,7 +75,7 @@ def _check_sphere_marginal(subject, ctx):
     return combine(parts, ctx)
 
 
-# --- zo_o2nc §1.5: ball radius ‖v‖^d ~ U[0,1] and v_1² ~ Beta(1/2, (d+1)/2) -------------------------
+# --- zo_o2nc §2: ball radius ‖v‖^d ~ U[0,1] and v_1² ~ Beta(1/2, (d+1)/2) -------------------------
 
 def _check_ball_radius(subject, ctx):
     parts, sub = [], ctx.split(len(DIMENSIONS))
@@ -109,7 +109,7 @@ def _check_scaled_sphere_moments(subject, ctx):
     return combine(parts, ctx)
 
 
-# --- dpzero §2.0 / §2.4: Gaussian directions have E[u uᵀ] = I ------------------------------------------
+# --- dpzero App. B.2: Gaussian directions have E[u uᵀ] = I ------------------------------------------
 
 def _check_gaussian_moments(subject, ctx):
     parts, sub = [], ctx.split(len(DIMENSIONS))

@@ -1,4 +1,4 @@
-"""Claims about uniform-ball smoothing: zo_o2nc §1.5, Lemma 2.2 (i)–(iii), Lemmas A.1–A.2 (with erratum
+"""Claims about uniform-ball smoothing: zo_o2nc §2, Lemma 2.2 (i)–(iii), Lemmas A.1–A.2 (with erratum
 zo_o2nc.E6) and Corollary 2.3, checked on the closed forms of ``reference.smoothing`` (ridge functions
 h(x) = L·φ(<a, x> − c), ‖a‖ = 1, whose smoothing only sees the coordinate v_1 of v ~ U(unit ball)).
 
@@ -311,7 +311,7 @@ def _check_smoothness(subject, ctx):
 
     # attained: for h = L|x_1| the Lipschitz constant of ∇ĥ_δ = L e_1 s(x_1) is L sup|s'| = L s'(0) = κ_d L/δ.
     # Central difference at ±εδ, ε = 1e−4: truncation error (d−1)ε²/6 ≤ 2e−6 relative for d ≤ 1000, so the
-    # tolerance 1e−4 (spec §8 test 22 asks 1e−3) is all truncation margin.
+    # tolerance 1e−4 is all truncation margin.
     eps, lipschitz, worst, worst_sup = 1e-4, 2.0, 0.0, 0.0
     for d in ctx.budget.pick(quick=(1, 2, 3, 10, 100, 1000), full=(1, 2, 3, 4, 5, 10, 30, 100, 300, 1000)):
         kappa = _f(subject.smoothness_constant(d))
@@ -375,7 +375,7 @@ def _volume_monte_carlo(subject, ctx) -> list:
 
 def _check_symmetric_difference(subject, ctx):
     parts = []
-    # the bound ≤ √d·D/δ (spec §7 zo_o2nc.E6: the true constant), = 2 once the balls are disjoint
+    # the bound ≤ √d·D/δ (the true constant, zo_o2nc.E6), = 2 once the balls are disjoint
     worst = 0.0
     for d in (1, 2, 3, 5, 10, 100, 1000, 10**4):
         for delta in (0.1, 2.0):
@@ -737,7 +737,7 @@ CLAIMS = [
         id="zo_o2nc.lemma_a2.gamma_ratio",
         paper="zo_o2nc",
         location="Lemma A.2",
-        statement="For every n in N, Gamma(n/2+1)/Gamma((n-1)/2+1) <= sqrt(2n) (checked for n <= 1e5, as in the spec).",
+        statement="For every n in N, Gamma(n/2+1)/Gamma((n-1)/2+1) <= sqrt(2n) (checked for n <= 1e5).",
         kind="deterministic",
         requires=("gamma_ratio",),
         check=_check_gamma_ratio,

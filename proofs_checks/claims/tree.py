@@ -1,4 +1,4 @@
-"""Claims about the tree mechanism: zo_o2nc §1.7, Alg 5 (NODE, TREE), Remark 4.2, Theorem 4.3 and its
+"""Claims about the tree mechanism: zo_o2nc Alg 5 (NODE, TREE), Remark 4.2, Theorem 4.3 and its
 proof (node releases, OUT(q) counts), Corollary 4.5 (noise size) and errata zo_o2nc.E3, zo_o2nc.E4.
 
 The integer facts (NODE(t), participation counts) are checked exhaustively against independent
@@ -291,7 +291,7 @@ def _check_prefix_identity(subject, ctx):
     )
 
 
-# --- zo_o2nc §1.7, Cor 4.5: Cov(TREE(t), TREE(t')) = Σ_{b∈R(t)∩R(t')} σ_b² I ----------------------------------
+# --- zo_o2nc Alg 5, Cor 4.5: Cov(TREE(t), TREE(t')) = Σ_{b∈R(t)∩R(t')} σ_b² I ----------------------------------
 
 HORIZON = 16
 DIMENSION = 2

@@ -1,4 +1,4 @@
-"""Privacy accounting, exact and readable (issue 3): events, Rényi-DP curves, conversions, calibration.
+"""Privacy accounting, exact and readable: events, Rényi-DP curves, conversions, calibration.
 
 Everything privacy-deciding is computed in mpmath at the caller's working precision (set it with
 ``reference.precision.working_precision``; ``rdp.ACCOUNTING_DPS`` = 40 is what the CLI and the high-level
@@ -23,8 +23,8 @@ Modules:
   TV bound), zCDP → (ε, δ).
 - ``gaussian``: the exact analytic Gaussian privacy profile (Balle–Wang 2018) and Gaussian-DP μ ↔ (ε, δ).
 - ``composition``: basic and advanced composition of (ε, δ) guarantees, pure DP → zCDP.
-- ``calibration``: noise for a target (ε, δ) by bracketing and bisection that never overshoots, and the
-  papers' closed-form noise formulas.
+- ``calibration``: noise for a target (ε, δ) by bracketing and bisection that never overshoots. The papers'
+  closed-form noise formulas are in ``reference/algorithms/<paper>_privacy.py``.
 
 The submodules are imported on demand (``from reference.accounting import rdp``); nothing heavy is
 re-exported here.

@@ -1,4 +1,4 @@
-"""An exact, dp_accounting-like RDP accountant (issue 3, items 1–3; anchors.md §1 "RDP", §10).
+"""An exact, dp_accounting-like RDP accountant.
 
 ``RdpAccountant(relation, orders)`` keeps one RDP value per order, starting at 0. ``compose(event, count)``
 checks the event against the accountant's neighbouring relation (``events.check_relation``: e.g. Poisson

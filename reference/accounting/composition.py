@@ -1,13 +1,14 @@
-"""Composition of (ε, δ)-DP and pure-DP guarantees (bgm21.md §4 Lemma 1, §5.1–§5.2; issue 3, item 3).
+"""Composition of (ε, δ)-DP and pure-DP guarantees (bgm21 Lemma 1; certification of the pure-DP steps of bgm21
+Algorithms 1 and 5).
 
 - Basic composition (Dwork–Roth 2014, Thm 3.16): k mechanisms (ε_i, δ_i)-DP compose to (Σε_i, Σδ_i)-DP.
 - Advanced composition (Dwork, Rothblum, Vadhan 2010, "Boosting and differential privacy", Thm III.3; Dwork–Roth
   2014, Thm 3.20) = bgm21 Lemma 1: k-fold adaptive composition of (ε, δ)-DP mechanisms is (ε', kδ + δ')-DP with
-  ε' = ε√(2k ln(1/δ')) + kε(e^ε − 1). bgm21's printed Lemma 1 (paper line 82) is exactly this statement, with the same
+  ε' = ε√(2k ln(1/δ')) + kε(e^ε − 1). bgm21's printed Lemma 1 is exactly this statement, with the same
   constants and ranges (ε > 0, δ ∈ [0, 1), δ' ∈ (0, 1)), so no separate "as printed" variant is needed.
 - Pure DP to zCDP (Bun–Steinke 2016, Prop 1.4): ε-DP ⇒ (ε²/2)-zCDP; zCDP adds up under composition (Lemma 1.7) and
   ρ-zCDP ⇒ (ρ + 2√(ρ ln(1/δ)), δ)-DP (Prop 1.3).
-- bgm21 §5.2: ``certify_pure`` takes the best of the three routes for k pure-DP steps, and
+- bgm21 Algorithms 1 and 5: ``certify_pure`` takes the best of the three routes for k pure-DP steps, and
   ``calibrate_pure_steps`` inverts it by bisection without ever overshooting.
 All results are mpmath numbers at the caller's working precision.
 """
@@ -92,14 +93,14 @@ def _certify_equal_steps(step_epsilon, count, log_inv_delta):
 
 
 def certify_pure(epsilons, delta):
-    """Certified ε at total δ for the adaptive composition of pure ε_i-DP steps (bgm21.md §5.2).
+    """Certified ε at total δ for the adaptive composition of pure ε_i-DP steps (bgm21 Algorithms 1 and 5).
 
     certify_pure(ε_1..ε_k, δ) = min{ Σ ε_i                                   (basic composition, δ not even used),
                                      ε_max√(2k ln(1/δ)) + kε_max(e^{ε_max} − 1)  (advanced composition, δ_i = 0, δ' = δ),
                                      ρ + 2√(ρ ln(1/δ)), ρ = ½ Σ ε_i²          (Bun–Steinke zCDP, simple conversion) },
-    and the composition is (certify_pure, δ)-DP. bgm21.md §5.2 states the advanced route "if all equal"; using
+    and the composition is (certify_pure, δ)-DP. bgm21 Lemma 1 states the advanced route for k equal ε; using
     ε_max = max ε_i gives the same value when all ε_i are equal and stays valid otherwise (every step is ε_max-DP).
-    The zCDP route uses the simple conversion exactly as bgm21 §5.1 does (the optimal one,
+    The zCDP route (Bun–Steinke 2016; not in bgm21) uses the simple conversion (the optimal one,
     conversions.epsilon_from_zcdp, would be smaller still).
     ``epsilons``: ε_i ≥ 0 (at least one); ``delta``: δ ∈ (0, 1). Returns mpf.
     """
@@ -122,13 +123,13 @@ def certify_pure(epsilons, delta):
 
 
 def calibrate_pure_steps(count, epsilon, delta):
-    """Largest per-step ε_step with certify_pure([ε_step]*k, δ) ≤ ε (bgm21.md §5.2), never overshooting.
+    """Largest per-step ε_step with certify_pure([ε_step]*k, δ) ≤ ε, never overshooting.
 
     certify_pure([s]*k, δ) is continuous and strictly increasing in s (each of its three routes is), 0 at s = 0 and
-    ≤ ks. The spec bisects on s ∈ (0, ε]; certify([ε]*k) > ε holds except when δ is close to 1 (the zCDP route
+    ≤ ks. A bisection on s ∈ (0, ε] needs certify([ε]*k) > ε, which holds except when δ is close to 1 (the zCDP route
     ks²/2 + s√(2k ln(1/δ)) can then be below ε even at s = ε), so the upper end is doubled until certify(hi) > ε —
-    the same answer whenever the spec's bracket is valid, the true largest ε_step otherwise. Bisection keeps
-    certify(lo) ≤ ε < certify(hi) and stops when hi − lo ≤ 4·2^{−prec}·hi (tighter than the spec's 1e-12); returns
+    the same answer whenever the bracket (0, ε] is valid, the true largest ε_step otherwise. Bisection keeps
+    certify(lo) ≤ ε < certify(hi) and stops when hi − lo ≤ 4·2^{−prec}·hi (tighter than a relative 1e-12); returns
     lo, verified. Closed form of the zCDP route alone (for comparison): s = √(2ρ*/k), ρ* = (√(ln(1/δ) + ε) − √ln(1/δ))².
     ``count``: k ≥ 1; ``epsilon``: target ε > 0; ``delta``: δ ∈ (0, 1). Returns mpf.
     """

@@ -1,4 +1,4 @@
-"""RDP and zCDP → (ε, δ)-DP conversions (anchors.md §10 "Conversions, in ascending tightness"; issue 3, item 3).
+"""RDP and zCDP → (ε, δ)-DP conversions, from the loosest to the tightest.
 
 Implements, in mpmath at the caller's working precision and in log space:
 
@@ -16,7 +16,7 @@ Implements, in mpmath at the caller's working precision and in log space:
   one-dimensional minimisation over α, solved here exactly (CKS 2020, ``cdp_eps``/``cdp_delta``), plus Bun–Steinke's
   simple conversion ρ + 2√(ρ log(1/δ)) for comparison.
 
-Fail-loud rules (issue 3, item 5): negative RDP raises ``AccountingError`` (it can only come from a numerical bug
+Fail-loud rules: negative RDP raises ``AccountingError`` (it can only come from a numerical bug
 upstream: divergences are ≥ 0); RDP = +inf at an order is a legitimate value ("not RDP at this order") and that
 order is skipped; an optimum at the smallest or largest order of the grid emits ``OrderGridWarning``; a δ whose
 logarithm the working precision cannot carry to 1e-12 absolute raises ``AccountingError``.
@@ -140,7 +140,7 @@ def _epsilon_at_order(order, rdp_value, log_delta, method):
 def epsilon_from_rdp(orders, rdp, delta, method: str = "bbghs"):
     """Smallest ε over the grid such that an RDP curve gives (ε, δ)-DP; returns ``(epsilon, best_order)``.
 
-    anchors.md §10. ``orders``: Rényi orders α_i > 1; ``rdp``: the RDP values r_i = D_{α_i} bound (r ≥ 0,
+    ``orders``: Rényi orders α_i > 1; ``rdp``: the RDP values r_i = D_{α_i} bound (r ≥ 0,
     +inf allowed and skipped: the mechanism is not RDP at that order); ``delta``: δ ∈ (0, 1).
 
     method="mironov": ε_i = r_i + log(1/δ)/(α_i − 1) (Mironov 2017 Prop 3), nothing else.
@@ -200,7 +200,7 @@ def _log_delta_at_order(order, rdp_value, epsilon, method):
 def delta_from_rdp(orders, rdp, epsilon, method: str = "bbghs"):
     """Smallest δ over the grid such that an RDP curve gives (ε, δ)-DP; returns ``(delta, best_order)``.
 
-    anchors.md §10. ``epsilon``: ε ≥ 0. Same ``orders``/``rdp`` rules as ``epsilon_from_rdp``.
+    ``epsilon``: ε ≥ 0. Same ``orders``/``rdp`` rules as ``epsilon_from_rdp``.
 
     method="mironov": δ_i = exp((α_i − 1)(r_i − ε)) (Mironov 2017 Prop 3 solved for δ).
     method="bbghs": δ_i = min( exp((α_i−1)(r_i−ε)) (1 − 1/α_i)^{α_i}/(α_i − 1)  [Balle et al. 2020 Thm 21 = CKS Prop 12],
@@ -337,7 +337,7 @@ def delta_from_zcdp(rho, epsilon):
 
     log δ(α) = (α − 1)(ρα − ε) + (α − 1) log(α − 1) − α log α  (CKS Prop 12 with r = ρα), whose derivative is
         h(α) = (2α − 1)ρ − ε + log(1 − 1/α)
-    (anchors.md §10), and h'(α) = 2ρ + 1/(α(α − 1)) > 0: log δ is strictly convex in α, h runs from −∞ (α → 1⁺) to +∞,
+    and h'(α) = 2ρ + 1/(α(α − 1)) > 0: log δ is strictly convex in α, h runs from −∞ (α → 1⁺) to +∞,
     so the unique root of h is the minimiser. In t = α − 1 the root lies in [min(1, e^{ε−3ρ−1}), max(1, (ε+1)/(2ρ))]
     (for t ≤ 1, h ≤ 3ρ − ε + log t; for t ≥ 1, h ≥ (2t+1)ρ − ε − log 2), where we bisect geometrically.
     δ = min(that, √(1 − e^{−ρ}) [TV bound], 1). ``rho`` ≥ 0, ``epsilon`` ≥ 0. Returns mpf; raises AccountingError when
@@ -364,7 +364,7 @@ def delta_from_zcdp(rho, epsilon):
 def epsilon_from_zcdp_simple(rho, delta):
     """Bun–Steinke 2016 Prop 1.3: ρ-zCDP ⇒ (ρ + 2√(ρ log(1/δ)), δ)-DP. The classical, looser conversion.
 
-    Kept for comparison with ``epsilon_from_zcdp`` (which is never larger) and because bgm21 §5.2 uses it.
+    Kept for comparison with ``epsilon_from_zcdp`` (which is never larger) and because ``composition.certify_pure`` uses it.
     ``rho`` ≥ 0, ``delta`` ∈ (0, 1). Returns mpf.
     """
     rho = mpmath.mpf(check_real("rho", rho, nonnegative=True))

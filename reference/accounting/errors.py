@@ -1,4 +1,4 @@
-"""Errors and warnings of the accountants (issue 3, item 5: "fail loudly").
+"""Errors and warnings of the accountants (they fail loudly).
 
 The accounting code never turns a numerical failure into a number. Bad *input* raises ``ValueError``
 (or ``TypeError``) naming the parameter and the rule, as everywhere in ``reference``; a failure of the
@@ -8,7 +8,7 @@ The accounting code never turns a numerical failure into a number. Bad *input* r
   Mironov–Talwar–Zhang fractional-order series, ``rdp.log_a_poisson_gaussian_fractional``);
 - a quadrature whose error estimate is not below the requested accuracy;
 - a quantity that must be positive but came out ≤ 0 after rounding (a "negative RDP", which
-  dp_accounting silently maps to ε = 0 — anchors.md §10, pitfalls 2 and 6);
+  dp_accounting maps to ε = 0 with only a logged warning);
 - a δ below what the working precision can represent (conversions).
 
 ``AccountingError`` subclasses ``ArithmeticError`` so that callers who catch arithmetic failures in

@@ -1,4 +1,4 @@
-"""Mechanism descriptions ("events") and neighbouring relations (issue 3, item 1; anchors.md §1, §10 pitfall 7).
+"""Mechanism descriptions ("events") and neighbouring relations (modelled on dp_accounting's DpEvent and NeighboringRelation).
 
 An event says *what* was released — a Gaussian mechanism with noise multiplier z, a Poisson-subsampled
 Gaussian, a tree aggregation, a zCDP or (ε, δ) black box, or a composition of these — and nothing about
@@ -16,7 +16,7 @@ Neighbouring relations (which pairs of datasets must be indistinguishable):
 Every noise multiplier is relative to the sensitivity under the accountant's relation:
 z = σ/Δ, where Δ is the ℓ2 sensitivity of the released quantity *under that relation*. For a clipped
 sum with clip C, Δ = C under ADD_OR_REMOVE_ONE and ZERO_OUT but Δ = 2C under REPLACE_ONE (one record
-moves from +C·e to −C·e; dpzero §1.2) — so the same σ gives half the noise multiplier under
+moves from +C·e to −C·e; dpzero App. E) — so the same σ gives half the noise multiplier under
 REPLACE_ONE. The events do not rescale anything: the caller states z for the relation in use.
 
 Validity of events under relations (``check_relation``; dp_accounting semantics):
@@ -117,7 +117,7 @@ class Event:
 class GaussianEvent(Event):
     """The Gaussian mechanism f(D) + N(0, σ² I) with noise multiplier z = σ/Δ (Δ: ℓ2 sensitivity under the relation).
 
-    RDP α/(2z²) at every order (Mironov 2017, Prop 7; zo_o2nc §1.6).
+    RDP α/(2z²) at every order (Mironov 2017, Prop 7; zo_o2nc §2).
     """
 
     noise_multiplier: numbers.Real | mpmath.mpf

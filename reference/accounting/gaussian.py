@@ -1,4 +1,4 @@
-"""Exact (analytic) Gaussian privacy profile and Gaussian-DP μ ↔ (ε, δ) (issue 3, item 3; dpzero.md §4–§5.2).
+"""Exact (analytic) Gaussian privacy profile and Gaussian-DP μ ↔ (ε, δ) (checks dpzero Lemma 2.2 exactly; docs/accounting.md).
 
 Balle & Wang 2018 ("Improving the Gaussian mechanism for DP", ICML 2018), Theorem 8: the Gaussian mechanism with
 ℓ2-sensitivity Δ and noise N(0, σ²I) is (ε, δ)-DP iff
@@ -146,7 +146,7 @@ def gaussian_mu(epsilon, delta):
     δ_μ(ε) is strictly increasing in μ (from 0 as μ → 0 to 1 as μ → ∞), so bracket [μ_lo, μ_hi] with
     δ_{μ_lo}(ε) ≤ δ < δ_{μ_hi}(ε) by galloping from 1, bisect (geometrically) until μ_hi/μ_lo − 1 ≤ 4·2^{−prec}, and
     return μ_lo, for which δ_μ(ε) ≤ δ was verified. Noise calibration: σ = Δ√T/μ for T Gaussian steps
-    (dpzero.md §5.2). Reference values (dpzero.md §5.2): μ*(2, 1e-5) = 0.5015516892, μ*(1, 1e-5) = 0.2680511232.
+    (T-fold composition, Dong–Roth–Su 2022 Cor. 3.3). Reference values: μ*(2, 1e-5) = 0.5015516892, μ*(1, 1e-5) = 0.2680511232.
     ``epsilon``: ε ≥ 0; ``delta``: δ ∈ (0, 1). Returns mpf.
     """
     epsilon = mpmath.mpf(check_real("epsilon", epsilon, nonnegative=True))

@@ -1,5 +1,5 @@
-"""zo_o2nc §1.6 and §5 items 1–3, Mironov 2017, Mironov–Talwar–Zhang 2019, Wang–Balle–Kasiviswanathan 2019:
-Rényi-DP curves of the basic mechanisms, exact, in mpmath (issue 3, item 2).
+"""zo_o2nc §2 and Theorem 4.3, Mironov 2017, Mironov–Talwar–Zhang 2019, Wang–Balle–Kasiviswanathan 2019:
+Rényi-DP curves of the basic mechanisms, exact, in mpmath.
 
 Rényi divergence of order α > 1: D_α(P‖Q) = (1/(α−1)) log ∫ P^α Q^{1−α}. A mechanism is (α, r)-RDP if
 D_α ≤ r for every pair of neighbouring datasets (both orders of the pair). Every function returns the
@@ -12,7 +12,7 @@ every finite order.
 
 Contents (mechanism — formula — source):
 
-- ``rdp_gaussian``: α/(2z²), z = σ/Δ (Mironov 2017 Prop 7; zo_o2nc §1.6 and §5 item 1).
+- ``rdp_gaussian``: α/(2z²), z = σ/Δ (Mironov 2017 Prop 7; zo_o2nc §2).
 - ``rdp_laplace``: (1/(α−1)) log[α/(2α−1) e^{(α−1)/λ} + (α−1)/(2α−1) e^{−α/λ}], λ = b/Δ₁ (Mironov 2017 Prop 6).
 - ``rdp_zcdp``: ρα (Bun–Steinke 2016). ``rdp_exponential_mechanism``: min(αε²/8, ε) (Cesar–Rogers 2021).
 - Poisson-subsampled Gaussian, μ0 = N(0, σ²), μ1 = N(1, σ²), μ = (1−q)μ0 + qμ1 (sensitivity 1, σ = z):
@@ -25,7 +25,7 @@ Contents (mechanism — formula — source):
   Theorem 9 with the Gaussian-specific Theorem 27 terms, CGF interpolation (their Corollary 10) for
   fractional α.
 - ``rdp_tree_aggregation``: restarts · α (⌊log2 n⌋+1)/(2z²) (zo_o2nc Thm 4.3 corrected, §5 item 3, zo_o2nc.E3);
-  ``rdp_tree_exact``: α/2 · max_q s_q² Σ_{b ≤ n, q ∈ N_b} 1/σ_b² (zo_o2nc §5 item 3, exact version).
+  ``rdp_tree_exact``: α/2 · max_q s_q² Σ_{b ≤ n, q ∈ N_b} 1/σ_b² (zo_o2nc Theorem 4.3 via Lemma C.1, exact version).
 - ``rdp_of_event``: dispatch over ``events`` with composition (RDP adds up over composed mechanisms).
 
 ``ACCOUNTING_DPS`` is the working precision used by the CLI and high-level helpers; ``DEFAULT_ORDERS``
@@ -157,7 +157,7 @@ def _with_guard(guard_digits: int):
 def rdp_gaussian(order, noise_multiplier):
     """RDP of the Gaussian mechanism: D_α(N(Δ, σ²) ‖ N(0, σ²)) = α/(2z²) with z = σ/Δ.
 
-    Mironov 2017 Prop 7; zo_o2nc §1.6 ("Exactly, D_α = α s²/(2σ²)") and §5 item 1.
+    Mironov 2017 Prop 7; zo_o2nc §2 (σ = s/ρ gives (α, αρ²/2)-RDP, i.e. D_α = α s²/(2σ²)).
     order: α > 1. noise_multiplier: z = σ/Δ > 0 (Δ: ℓ2 sensitivity under the accountant's relation).
     """
     alpha = _order(order)
@@ -709,7 +709,7 @@ def rdp_tree_exact(order, sensitivities, noise_stds):
 
         α/2 · max_q s_q² Σ_{b ≤ n : q ∈ N_b} 1/σ_b²,   N_b = [b − lowbit(b) + 1, b],
 
-    zo_o2nc §5 item 3 (exact version of Thm 4.3, via Lemma C.1: a record in block q changes M^(q) by at most s_q,
+    zo_o2nc Thm 4.3, exact version ( via Lemma C.1: a record in block q changes M^(q) by at most s_q,
     and only the node releases b in OUT(q), the Fenwick update chain of q, depend on it; each is a Gaussian
     mechanism with RDP α s_q²/(2σ_b²)). Tight for non-adaptive Gaussian releases (zo_o2nc Thm 4.3, "Exact version").
 

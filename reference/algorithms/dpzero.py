@@ -1,55 +1,28 @@
-"""dpzero §2 (Algorithms 1 and 2, §2.1 DP-GD, §2.4 MeZO and the experiments, §2.5 variants, §5 privacy).
+"""dpzero Algorithms 2 and 1, first-order DP-GD and MeZO (Zhang et al., ICML 2024).
 
 Zhang, Li, Thekumparampil, Oh, He — *DPZero: Private Fine-Tuning of Language Models without
-Backpropagation* (ICML 2024). Written to be read beside the pseudocode (dpzero.md §2.1–§2.4):
+Backpropagation* (ICML 2024). Written to be read beside the pseudocode:
 
 * ``dpzero``: Algorithm 2. One public direction u_t per step, per-sample finite differences a_i,
   scalar clipping, ONE scalar Gaussian noise z_t, update x_{t+1} = x_t − α(m_t + z_t)u_t.
+* ``mezo``: MeZO / ZO-SGD (non-private; with or without clipping): Algorithm 2 with the noise off.
 * ``dpgd_zeroth_order``: Algorithm 1 (DPGD-0th). Vectors g_i = a_i·u_t, vector clipping, d-dimensional
   noise.
 * ``dpgd``: first-order DP-GD (§2.1 of the paper, the baseline of the synthetic experiments).
-* ``mezo``: MeZO / ZO-SGD (non-private; with or without clipping): Algorithm 2 with the noise off.
 
-Privacy (dpzero.md §5) is decided by ``privacy_plan``: the neighbouring relation, the sensitivity of
-the released per-step quantity, the noise standard deviation σ (erratum E1: the paper's "variance" is a
-standard deviation) and the ε the accountant certifies, for each batching:
+Variants: Gaussian directions (the experiments), clipping the raw difference (dpzero.E18), Poisson or
+shuffled mini-batches, and no noise (MeZO).
 
-=============  =========================  ==================================================================
-batching       accountant                 noise, guarantee
-=============  =========================  ==================================================================
-``full``       ``lemma22`` (paper)        σ = 2Δ√(2T log(e+ε/δ))/ε, Δ = 2C/n (Lemma 2.2), replace-one
-``full``       ``gdp_exact``              σ = √T·Δ/μ*(ε, δ), exact Gaussian-DP (§5.2), replace-one
-``full``       ``drv_advanced``           σ = Δ√(2 log(1.25/δ₀))/ε₀ per step, δ₀ = δ/(T+1), ε₀ the largest
-                                          with DRV advanced composition ≤ ε (§5.3: the authors' older toy
-                                          script; a cross-check), replace-one, needs ε₀ < 1
-``poisson``    ``rdp``                    σ = z·C/B, z from the Poisson-subsampled RDP accountant,
-                                          fixed normaliser B and rate q = B/n (§2.5, §5.3); zero-out
-                                          neighbours (n public, see below)
-``poisson``    ``rdp_opacus``             σ = 2z·C/B, z from the Opacus-1.4 replica (the experiments,
-                                          [code]); zero-out guarantee at 2z, labelled "heuristic" for
-                                          replace-one (E7)
-``shuffle``    ``gdp_participation``      σ = √K·Δ/μ*(ε, δ), Δ = 2C/B, K = participations per record
-                                          (⌈T/⌊n/B⌋⌉): no amplification claimed, proven, replace-one
-``shuffle``    ``poisson_rdp_for_         the public code's mismatch (E7): Poisson RDP accounting of
-               shuffling``                shuffled batches; reproduction only, warns, "heuristic"
-=============  =========================  ==================================================================
-
-Poisson batching and the neighbouring relation. Each record is in the batch independently with probability q
-and the clipped sum is divided by the fixed normaliser B. Two ways to fix q:
-
-* ``sampling_probability=q`` given: q is a public constant of the mechanism, whatever the dataset's size, so a
-  neighbour that adds or removes a record is sampled at the same rate: the guarantee is for ADD/REMOVE
-  neighbours (relation "add_remove"), Δ = C/B.
-* ``sampling_probability=None`` (default): q = B/n with n = len(data). Then n is a public constant too: a
-  neighbour that drops a record would be sampled at B/(n−1) and is NOT covered (one record's removal can then
-  move the clipped mean by more than C/B). The guarantee is for dp_accounting's ZERO_OUT relation: one record
-  replaced by a null record whose clipped difference is 0 (e.g. a constant loss), n unchanged — under the
-  fixed normaliser B such a record contributes exactly what an absent one would.
-
-Either way the Poisson-subsampled Gaussian RDP (valid for add/remove and zero-out) applies with Δ = C/B.
+Privacy is decided by ``privacy_plan`` (``reference.algorithms.dpzero_privacy``, re-exported here with
+``PrivacyPlan``): the neighbouring relation, the sensitivity of the released per-step quantity, the noise
+standard deviation σ (erratum dpzero.E1: the paper's "variance" is a standard deviation) and the ε the
+accountant certifies, for each batching — Lemma 2.2 or exact Gaussian-DP for the full batch, Poisson-subsampled
+RDP for Poisson batches (add/remove or zero-out neighbours), the participation count for shuffled batches, and
+the experiments' Opacus accounting as a labelled reproduction mode (dpzero.E7). The table is in that module's
+docstring.
 
 Randomness schedule (docs/design.md, "Randomness contract"). ``seed`` is the PUBLIC seed: directions and τ
-may be published (the seed trick of §2.4). ``noise_seed`` is the SECRET seed of the noise and the batch coins:
+may be published (the seed trick, dpzero §2.4). ``noise_seed`` is the SECRET seed of the noise and the batch coins:
 fresh operating-system entropy by default (``noise_seed=None``), so two runs with the same public seed get
 different noise; a user-supplied secret (an int in [0, 2^128) or a ``reference.secrets.SecretSeed``) must
 differ from ``seed`` and is recorded as such in the ledger (``reference.secrets`` owns the rule). A run without
@@ -57,12 +30,12 @@ noise (MeZO, ``noise="none"``) has nothing secret: with ``noise_seed=None`` its 
 seed. Keys, all under the paper key "dpzero", so that the four algorithms run on the same directions:
 
 * ("dpzero", "direction", t), public seed: u_t — one ``sample_sphere`` (radius √d) or
-  ``sample_gaussian`` call, shape (d,). Regenerated from its key whenever used (the seed trick of
-  §2.4): once to evaluate x ± λu_t, once for the update.
+  ``sample_gaussian`` call, shape (d,). Regenerated from its key whenever used (the seed trick,
+  dpzero §2.4): once to evaluate x ± λu_t, once for the update.
 * ("dpzero", "noise"), secret seed: ONE generator for the run; step t draws z_t by
   ``standard_normal()`` (Alg 2) or ``standard_normal(d)`` (Alg 1, DP-GD), in step order. It never
-  depends on the direction seed (erratum E13: the public code drew the noise right after reseeding
-  with the direction seed; an early version even drew one noise per parameter tensor, E14). For an int secret S this is ``Streams(S).generator("dpzero", "noise")``.
+  depends on the direction seed (erratum dpzero.E13: the public code drew the noise right after reseeding
+  with the direction seed; an early version even drew one noise per parameter tensor, dpzero.E14). For an int secret S this is ``Streams(S).generator("dpzero", "noise")``.
 * ("dpzero", "sampling"), secret seed: one generator; Poisson batching draws ``random(n)`` per step
   (sample i is in the batch iff its uniform < q); shuffling draws ``permutation(n)`` per epoch.
 * ("dpzero", "output"), public seed: τ = ``integers(T)``, drawn once after the loop.
@@ -85,7 +58,7 @@ non-finite iterates (public) and trace values still raise.
 
 Arithmetic follows x0: an mpmath object array runs the whole algorithm in mpmath at the working
 precision (the noise is the float64 draw converted exactly); otherwise float64. Points x ± λu are built
-out of place (``reference.estimators``), so nothing drifts (dpzero.md §2.4, T23).
+out of place (``reference.estimators``), so nothing drifts.
 
 The vectorized twin is ``reference.fast.dpzero`` (same signatures, same draws, batched over replicates).
 """
@@ -93,29 +66,27 @@ The vectorized twin is ``reference.fast.dpzero`` (same signatures, same draws, b
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
-import warnings
 
 import mpmath
 import numpy as np
 
-from ..accounting.accountant import RdpAccountant
-from ..accounting.calibration import (
-    calibrate_gaussian_noise,
-    dpzero_lemma22_sigma,
-    dpzero_opacus_epsilon,
-    dpzero_opacus_noise_multiplier,
-)
-from ..accounting.composition import advanced_composition
-from ..accounting.events import GaussianEvent, NeighbouringRelation, PoissonSampledEvent
-from ..accounting.gaussian import composed_gaussian_mu, gaussian_epsilon
 from ..estimators import per_sample_finite_differences
 from ..mechanisms import clip_vector, clipped_mean, gaussian_mechanism
 from ..precision import is_mp, to_mp
 from ..rng import SEED_BOUND, Streams, sample_gaussian, sample_sphere
 from ..secrets import SecretSeed, secret_seed
-from ..validation import check_array, check_int, check_probability, check_real
+from ..validation import check_array, check_int, check_real
+from .dpzero_privacy import (
+    ACCOUNTANTS,
+    BATCHINGS,
+    PrivacyPlan,
+    ReproductionModeWarning,
+    _check_batch_size,
+    _check_sampling_probability,
+    privacy_plan,
+    steps_per_epoch,
+)
 
 __all__ = [
     "DIRECTIONS",
@@ -138,68 +109,233 @@ __all__ = [
     "mezo",
 ]
 
+
 #: u ~ Unif(√d S^{d−1}) (theory) or N(0, I_d) (experiments, MeZO); both have E[uu^T] = I_d.
 DIRECTIONS = ("sphere", "gaussian")
-#: Clip (f+ − f−)/(2λ) at C (DPZero) or the raw difference f+ − f− at C' (Tang et al.; §2.5, E18).
+#: Clip (f+ − f−)/(2λ) at C (DPZero) or the raw difference f+ − f− at C' (Tang et al.; dpzero.E18).
 CLIP_TARGETS = ("normalized", "raw_difference")
-BATCHINGS = ("full", "poisson", "shuffle")
-#: The accountants allowed for each batching; the first is the default.
-ACCOUNTANTS = {
-    "full": ("lemma22", "gdp_exact", "drv_advanced"),
-    "poisson": ("rdp", "rdp_opacus"),
-    "shuffle": ("gdp_participation", "poisson_rdp_for_shuffling"),
-}
 NOISES = ("gaussian", "none")
-
-#: Lemma 2.2 was verified for ε ≤ 80 only (erratum E5); beyond, privacy_plan warns and reports the exact ε.
-LEMMA22_VERIFIED_EPSILON = 80
-#: The note of a Lemma 2.2 plan whose exact Gaussian-DP ε exceeds the target (ε beyond 80, erratum E5).
-LEMMA22_OUTSIDE_NOTE = "Lemma 2.2 outside its verified range (E5): exact Gaussian-DP ε reported"
 #: The paper key under which every stream of these algorithms lives.
 KEY = "dpzero"
 
 
-class ReproductionModeWarning(UserWarning):
-    """A mode that reproduces the public code's accounting, which is not a proven guarantee."""
+# ---------------------------------------------------------------------------------------------------
+# Algorithm 2 — DPZero
 
 
-@dataclasses.dataclass(frozen=True)
-class PrivacyPlan:
-    """How a run is private (dpzero.md §5).
+def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None, seed,
+           noise_seed=None, direction="sphere", clip_target="normalized", batching="full", batch_size=None,
+           accountant=None, noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
+    """dpzero Algorithm 2 (DPZero), lines 0–6, with its variants (module doc).
 
-    accountant, batching: as passed. relation: the neighbouring relation the guarantee is stated for —
-    "replace_one", "add_remove" (Poisson with a given rate q) or "zero_out" (Poisson with q = B/n: one
-    record replaced by a null record, n public; module doc). sensitivity: Δ, the ℓ2-sensitivity of the
-    clipped average (the released quantity before noise) under that relation, on the scale at which
-    clipping happens.
-    noise_std: σ, the standard deviation of the Gaussian noise added to it (rounded UP to float64).
-    noise_multiplier: σ/Δ. epsilon, delta: the target. epsilon_claimed: the ε the plan states for ``steps``
-    steps — what the accountant certifies (≤ epsilon), never less than epsilon_tight when that is known: a
-    Lemma 2.2 plan beyond its verified range (ε > 80, erratum E5) can have an exact ε above the target, and
-    then reports the exact one. epsilon_tight: the exact ε at δ when the run is an exact Gaussian-DP
-    composition (full batch; shuffling with the participation count), else None. mu_gdp: its μ.
-    guarantee: "proven" or "heuristic" (reproduction of the public code). note: why, in words.
+    Args:
+        loss: per-sample loss f(x; ξ), called as ``loss(point, row)`` (point (d,), row (p,)) -> real.
+        data: S = {ξ_1..ξ_n}, shape (n, p).
+        x0: x_0, shape (d,); float64, or an mpmath object array to run in mpmath.
+        steps: T. step_size: α. perturbation: λ (the ZO smoothing scale; not the privacy ε).
+        clip_threshold: C for the normalized scalar (C' on f+ − f− when clip_target="raw_difference").
+        epsilon, delta: (ε, δ) target for the privacy plan (None when noise="none").
+        seed: public seed (directions, τ), an int in [0, 2^128); it may be published.
+        noise_seed: the secret seed (noise, batch sampling): None (default) draws fresh operating-system
+            entropy; an int in [0, 2^128) different from ``seed``, or a ``reference.secrets.SecretSeed``, is a
+            user secret (the ledger records that the guarantee rests on it staying secret). A non-private run
+            (noise="none") without noise_seed draws its batches from ``seed`` (module doc).
+        direction: "sphere" (theory) or "gaussian" (experiments).
+        clip_target: "normalized" (DPZero) or "raw_difference" (clip f+ − f− at C'; ŝ is then divided by
+            2λ, noise included, which equals "normalized" with C = C'/(2λ) — dpzero.E18).
+        batching: "full" | "poisson" | "shuffle"; batch_size: B for the last two; accountant: see
+            ``privacy_plan``; sampling_probability: Poisson's q (module doc: add/remove when given,
+            zero-out with q = B/n when None). noise: "gaussian" or "none" (MeZO).
+        record_trajectory: return x_0..x_T. trace: optional function of x_t recorded for t = 0..T.
+
+    Paper lines (Algorithm 2 as printed; the listing numbers the output line "5:" again, erratum dpzero.E2 —
+    we call it 6), step t:
+        2: u_t ~ Unif(√d S^{d−1})                                   direction_for_step(seed, t)
+        3–4: for i: f(x_t+λu_t; ξ_i) − f(x_t−λu_t; ξ_i), /(2λ)      as per_sample_finite_differences; a
+                                                                    non-finite a_i -> 0 or ±C (module doc)
+        5: z_t ~ N(0, σ²) (σ a standard deviation, dpzero.E1);
+           x_{t+1} = x_t − α((1/n) Σ_i clip_C(a_i) + z_t) u_t      clipped_mean, gaussian_mechanism on
+                                                                    the secret stream; u_t regenerated
+        6 ("5:"): output x_τ, τ ~ Unif{0..T−1}
     """
+    _check_common(direction, clip_target, noise, epsilon, delta)
+    setup, lam, plan, noise_rng, sampling_rng, arithmetic, normalizer = _prepare_zeroth_order(
+        data, x0, steps, step_size, perturbation, clip_threshold, batching, batch_size, seed, noise_seed, noise,
+        epsilon, delta, accountant, sampling_probability)
+    private = plan is not None
 
-    accountant: str
-    batching: str
-    relation: str
-    steps: int
-    sensitivity: float
-    noise_std: float
-    noise_multiplier: float
-    epsilon: float
-    delta: float
-    epsilon_claimed: float
-    epsilon_tight: float | None
-    mu_gdp: float | None
-    guarantee: str
-    note: str
+    x = setup.x0
+    iterates = [x]
+    trace_values = None if trace is None else [_trace_value(trace, x, setup.use_mp)]
+    releases, counts = [], _Counts()
+    for t, batch_index in enumerate(_batches(setup, sampling_rng)):
+        u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic)            # line 2
+        a = per_sample_finite_differences(loss, x, setup.data[batch_index], u, lam, nonfinite="return") if len(batch_index) else \
+            np.zeros(0, dtype=object if setup.use_mp else np.float64)                                 # lines 3-4
+        counts.loss_evaluations += 2 * len(batch_index)
+        if clip_target == "raw_difference":
+            with np.errstate(over="ignore"):  # an overflow to ±inf is replaced just below
+                a = np.array([2 * lam * a_i for a_i in a], dtype=a.dtype)  # f+ − f−
+        replaced = 0
+        for i, a_i in enumerate(a):  # non-finite a_i: NaN -> 0, ±inf -> ±C, before clipping (module doc)
+            a[i], bad = _replace_scalar(a_i, setup.clip, setup.use_mp, i)
+            replaced += bad
+        counts.nonfinite_counts.append(replaced)
+        counts.clip_counts.append(sum(1 for a_i in a if abs(a_i) > setup.clip))
+        counts.batch_sizes.append(len(batch_index))
+        m = clipped_mean(a, setup.clip, normalizer=normalizer) if setup.batching != "full" else \
+            clipped_mean(a, setup.clip)                                                               # line 5: mean
+        s_hat = gaussian_mechanism(m, plan.noise_std, noise_rng) if private else m                   # line 5: + z_t
+        if clip_target == "raw_difference":
+            s_hat = s_hat / (2 * lam)
+        releases.append(s_hat)
+        u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic)  # seed trick: regenerate
+        x = x - setup.step_size * s_hat * u                                                           # line 5: update
+        iterates.append(x)
+        if trace is not None:
+            trace_values.append(_trace_value(trace, x, setup.use_mp))
+    name = "dpzero" if private else "mezo"
+    return _finish(name, setup, iterates, trace_values, releases, record_trajectory, plan, counts, direction,
+                   clip_target)                                                                      # line 6
+
+
+def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold=math.inf, direction="gaussian",
+         batching="full", batch_size=None, record_trajectory=False, trace=None, sampling_probability=None):
+    """MeZO / ZO-SGD (Malladi et al. 2023; dpzero §5, App. B): Algorithm 2 without noise.
+
+    Non-private (the paper's appendix calls it a private baseline, dpzero.E8). ``clip_threshold = inf`` (default) is plain MeZO: by linearity the mean of the per-sample
+    differences equals the difference of the batch-mean loss. A finite ``clip_threshold`` is
+    "MeZO with clipping" (App. B.2): per-sample clipping, no noise. Gaussian directions by default, as MeZO.
+    """
+    return dpzero(loss, data, x0, steps=steps, step_size=step_size, perturbation=perturbation,
+                  clip_threshold=clip_threshold, seed=seed, direction=direction, batching=batching,
+                  batch_size=batch_size, noise="none", record_trajectory=record_trajectory, trace=trace,
+                  sampling_probability=sampling_probability)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Algorithm 1 — DPGD-0th
+
+
+def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None,
+                      seed, noise_seed=None, direction="sphere", batching="full", batch_size=None, accountant=None,
+                      noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
+    """dpzero Algorithm 1 (DPGD-0th), lines 0–6: DP-GD on the two-point vectors g_i = a_i·u_t.
+
+    Arguments as ``dpzero`` (no clip_target). Paper lines (Algorithm 1 as printed; output line "5:" = 6):
+        2: u_t ~ Unif(√d S^{d−1}), ONE direction shared by all samples
+        3–4: g_i = ((f(x_t+λu_t; ξ_i) − f(x_t−λu_t; ξ_i))/(2λ))·u_t   (a non-finite g_i -> 0, module doc)
+        5: z_t ~ N(0, σ² I_d) (d-dimensional, secret stream);
+           x_{t+1} = x_t − α((1/n) Σ_i clip_C(g_i) + z_t)      vector clipping (‖g_i‖ = |a_i|·‖u_t‖)
+        6 ("5:"): output x_τ
+    The released value per step is ḡ_t + z_t (a vector); Δ = 2C/n as for Alg 2 (ℓ2, replace-one).
+    """
+    _check_common(direction, "normalized", noise, epsilon, delta)
+    setup, lam, plan, noise_rng, sampling_rng, arithmetic, normalizer = _prepare_zeroth_order(
+        data, x0, steps, step_size, perturbation, clip_threshold, batching, batch_size, seed, noise_seed, noise,
+        epsilon, delta, accountant, sampling_probability)
+    private = plan is not None
+
+    x = setup.x0
+    iterates = [x]
+    trace_values = None if trace is None else [_trace_value(trace, x, setup.use_mp)]
+    releases, counts = [], _Counts()
+    for t, batch_index in enumerate(_batches(setup, sampling_rng)):
+        u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic)            # line 2
+        a = per_sample_finite_differences(loss, x, setup.data[batch_index], u, lam, nonfinite="return") if len(batch_index) else []
+        counts.loss_evaluations += 2 * len(batch_index)
+        with np.errstate(invalid="ignore", over="ignore"):  # a non-finite a_i: replaced just below
+            g = np.array([a_i * u for a_i in a], dtype=u.dtype).reshape(len(batch_index), setup.d)  # lines 3-4
+        replaced = 0
+        for i in range(len(g)):  # a g_i with a non-finite entry -> 0 (module doc)
+            g[i], bad = _replace_vector(g[i], setup.use_mp)
+            replaced += bad
+        counts.nonfinite_counts.append(replaced)
+        counts.clip_counts.append(sum(1 for g_i in g if _norm_exceeds(g_i, setup.clip)))
+        counts.batch_sizes.append(len(batch_index))
+        g_bar = clipped_mean(g, setup.clip, normalizer=normalizer) if setup.batching != "full" else \
+            clipped_mean(g, setup.clip)                                                               # line 5: mean
+        released = gaussian_mechanism(g_bar, plan.noise_std, noise_rng) if private else g_bar        # line 5: + z_t
+        releases.append(released)
+        x = x - setup.step_size * released                                                           # line 5: update
+        iterates.append(x)
+        if trace is not None:
+            trace_values.append(_trace_value(trace, x, setup.use_mp))
+    name = "dpgd_zeroth_order" if private else "zo_gd"
+    return _finish(name, setup, iterates, trace_values, releases, record_trajectory, plan, counts, direction,
+                   "normalized")                                                                    # line 6
+
+
+def _norm_exceeds(vector, clip):
+    """‖v‖ > C, decided exactly as clip_vector decides to scale (a clipped vector differs from v)."""
+    if math.isinf(float(clip)):
+        return False
+    clipped = clip_vector(vector, clip)
+    return any(c != v for c, v in zip(clipped, vector))
+
+
+# ---------------------------------------------------------------------------------------------------
+# First-order DP-GD (paper §2.1)
+
+
+def dpgd(gradient, data, x0, *, steps, step_size, clip_threshold, epsilon=None, delta=None, seed, noise_seed=None,
+         batching="full", batch_size=None, accountant=None, noise="gaussian", record_trajectory=False, trace=None,
+         sampling_probability=None):
+    """First-order DP-GD (dpzero §2.1), the baseline of the synthetic experiments.
+
+    gradient: per-sample gradient ∇f(x; ξ), called as ``gradient(point, row)`` -> (d,).
+    x_{t+1} = x_t − α((1/n) Σ_i clip_C(∇f(x_t; ξ_i)) + z_t), z_t ~ N(0, σ² I_d), σ from the same plan as
+    Alg 1 (Δ = 2C/n, Lemma 2.2 by default). Output x_τ (the paper leaves it unspecified; the same rule as
+    Alg 1/2 for comparability). Draws: noise and sampling as Alg 1, τ as Alg 1; no directions. A per-sample
+    gradient with a non-finite entry is replaced by the zero vector (module doc).
+    """
+    if not callable(gradient):
+        raise TypeError(f"gradient must be callable as gradient(x, row), got {type(gradient).__name__}")
+    _check_common("sphere", "normalized", noise, epsilon, delta)
+    private = noise == "gaussian"
+    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, private=private,
+                   sampling_probability=sampling_probability)
+    plan = _plan_for(setup, noise, epsilon, delta, accountant, setup.clip)
+    noise_rng, sampling_rng = _noise_generators(setup)
+    normalizer = setup.normalizer if setup.use_mp else float(setup.normalizer)
+    dtype = object if setup.use_mp else np.float64
+
+    x = setup.x0
+    iterates = [x]
+    trace_values = None if trace is None else [_trace_value(trace, x, setup.use_mp)]
+    releases, counts = [], _Counts()
+    for batch_index in _batches(setup, sampling_rng):
+        g = np.empty((len(batch_index), setup.d), dtype=dtype)
+        replaced = 0
+        for row, i in enumerate(batch_index):  # per-sample gradients, one at a time
+            g_i = check_array(f"gradient at sample i={i}", gradient(x, setup.data[i]), shape=(setup.d,),
+                              finite=False)
+            g[row], bad = _replace_vector(to_mp(g_i) if setup.use_mp else g_i, setup.use_mp)  # non-finite -> 0
+            replaced += bad
+        counts.gradient_evaluations += len(batch_index)
+        counts.nonfinite_counts.append(replaced)
+        counts.clip_counts.append(sum(1 for g_i in g if _norm_exceeds(g_i, setup.clip)))
+        counts.batch_sizes.append(len(batch_index))
+        g_bar = clipped_mean(g, setup.clip, normalizer=normalizer) if setup.batching != "full" else \
+            clipped_mean(g, setup.clip)
+        released = gaussian_mechanism(g_bar, plan.noise_std, noise_rng) if private else g_bar
+        releases.append(released)
+        x = x - setup.step_size * released
+        iterates.append(x)
+        if trace is not None:
+            trace_values.append(_trace_value(trace, x, setup.use_mp))
+    name = "dpgd" if private else "gd"
+    return _finish(name, setup, iterates, trace_values, releases, record_trajectory, plan, counts, "none",
+                   "normalized")
+
+
+# ---------------------------------------------------------------------------------------------------
+# What a run returns
 
 
 @dataclasses.dataclass(frozen=True)
 class Ledger:
-    """What a run spent (dpzero.md §2.7). Every field is public (docs/design.md, threat model).
+    """What a run spent. Every field is public (docs/design.md, threat model).
 
     algorithm, steps; plan: the ``PrivacyPlan`` (None when the run is not private); direction, clip_target,
     batching: the variant switches; seed: the public seed. secret_seed_source: where the secret seed came from,
@@ -252,7 +388,7 @@ class NonPrivateDiagnostics:
 
 @dataclasses.dataclass(frozen=True)
 class DPResult:
-    """Output of a run (dpzero.md §2.7).
+    """Output of a run (module doc, "What a run returns").
 
     The private output the plan covers (post-processing of the releases with the public directions):
     output: x_τ, the released point (theory). output_index: τ ~ Unif{0, …, T−1}.
@@ -276,224 +412,13 @@ class DPResult:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Privacy plan (dpzero.md §5)
-
-
-def _round_up_to_float(value) -> float:
-    """float(value), moved up by one ulp if rounding went down: σ, Δ and ε are never understated."""
-    out = float(value)
-    if mpmath.mpf(out) < value:
-        out = math.nextafter(out, math.inf)
-    return out
-
-
-def steps_per_epoch(n: int, batch_size: int) -> int:
-    """⌊n/B⌋: shuffled batching drops the incomplete last batch of each epoch (documented choice)."""
-    return n // batch_size
-
-
-def privacy_plan(*, clip_threshold, n, steps, epsilon, delta, batching="full", batch_size=None, accountant=None,
-                 sampling_probability=None):
-    """The noise σ and the guarantee for one run (dpzero.md §5.1–§5.3, §2.5; the table in the module doc).
-
-    clip_threshold: C > 0, finite (C' for ``clip_target="raw_difference"``: the plan is on the scale at
-    which clipping happens). n: dataset size. steps: T, the integer number of steps actually run
-    (§5.4 rule 3). epsilon, delta: the target (ε > 0, δ ∈ (0, 1)). batching: "full", "poisson" or
-    "shuffle". batch_size: B (expected batch size qn for Poisson; fixed size for shuffling); None for
-    full batch. accountant: one of ``ACCOUNTANTS[batching]`` (default: the first). sampling_probability: q
-    for Poisson batching, a public constant (add/remove guarantee); None means q = B/n (zero-out guarantee,
-    n public; module doc). Must be None for the other batchings.
-
-    The plan is a pure function of its arguments and the mpmath working precision, so it is memoised
-    (the Poisson RDP calibration takes seconds in mpmath and audits call the algorithm repeatedly).
-    """
-    clip = check_real("clip_threshold", clip_threshold, positive=True)
-    n = check_int("n", n, minimum=1)
-    steps = check_int("steps", steps, minimum=1)
-    eps = check_real("epsilon", epsilon, positive=True)
-    delta = check_probability("delta", delta)
-    batching, batch_size, accountant = _check_batching(batching, batch_size, accountant, n)
-    sampling_probability = _check_sampling_probability(batching, sampling_probability)
-    if accountant == "lemma22" and eps > LEMMA22_VERIFIED_EPSILON:
-        warnings.warn(
-            f"dpzero Lemma 2.2 is not verified for epsilon > {LEMMA22_VERIFIED_EPSILON:g} (erratum E5: it is not "
-            f"private for large epsilon); got epsilon = {eps}. The plan states the exact Gaussian-DP epsilon of its "
-            "sigma when that is larger. Use accountant='gdp_exact'.",
-            UserWarning,
-            stacklevel=2,
-        )
-    if accountant == "poisson_rdp_for_shuffling":
-        warnings.warn(
-            "batching='shuffle' with accountant='poisson_rdp_for_shuffling' reproduces the public DPZero code (E7): "
-            "shuffled fixed-size batches accounted as Poisson sampling. This is NOT a proven guarantee.",
-            ReproductionModeWarning,
-            stacklevel=2,
-        )
-    return _privacy_plan(float(clip), n, steps, float(eps), float(delta), batching, batch_size, accountant,
-                         sampling_probability, mpmath.mp.prec)
-
-
-@functools.lru_cache(maxsize=256)
-def _privacy_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, sampling_probability, precision):
-    with mpmath.workprec(precision):
-        return _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, sampling_probability)
-
-
-def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, sampling_probability):
-    eps_mp, delta_mp, clip_mp = mpmath.mpf(eps), mpmath.mpf(delta), mpmath.mpf(clip)
-
-    if batching == "full":
-        sensitivity = 2 * clip_mp / n  # replace-one, dpzero §1.2
-        if accountant == "lemma22":
-            with warnings.catch_warnings():  # the E5 warning is issued by privacy_plan on every call
-                warnings.simplefilter("ignore", UserWarning)
-                sigma = dpzero_lemma22_sigma(sensitivity, steps, eps_mp, delta_mp)
-            claimed, guarantee, note = eps_mp, "proven", "Lemma 2.2 (valid for epsilon <= 80, erratum E5)"
-            return _gdp_plan(accountant, batching, "replace_one", steps, sensitivity, sigma, steps, eps, delta,
-                             claimed, guarantee, note, exceeded_note=LEMMA22_OUTSIDE_NOTE)
-        if accountant == "drv_advanced":
-            sigma, claimed = _drv_advanced_sigma(sensitivity, steps, eps_mp, delta_mp)
-            guarantee = "proven"
-            note = ("classic Gaussian mechanism per step at (eps0, delta/(T+1)), eps0 < 1, and DRV advanced "
-                    "composition (dpzero.md §5.3; cross-check only)")
-        else:
-            sigma = calibrate_gaussian_noise(eps_mp, delta_mp, steps=steps, accountant="gdp_exact") * sensitivity
-            claimed, guarantee, note = None, "proven", "exact Gaussian-DP composition (dpzero.md §5.2)"
-        return _gdp_plan(accountant, batching, "replace_one", steps, sensitivity, sigma, steps, eps, delta,
-                         claimed, guarantee, note)
-
-    q = mpmath.mpf(batch_size) / n if sampling_probability is None else mpmath.mpf(sampling_probability)
-    if batching == "poisson":
-        # q fixed by the caller: add/remove; q = B/n: zero-out with n public (module doc)
-        if sampling_probability is None:
-            relation, relation_name = NeighbouringRelation.ZERO_OUT, "zero_out"
-        else:
-            relation, relation_name = NeighbouringRelation.ADD_OR_REMOVE_ONE, "add_remove"
-        if accountant == "rdp":
-            sensitivity = clip_mp / batch_size  # fixed normaliser B (dpzero.md §2.5; module doc)
-            z = calibrate_gaussian_noise(eps_mp, delta_mp, steps=steps, sampling_probability=q,
-                                         relation=relation, accountant="rdp")
-            ledger = RdpAccountant(relation=relation)
-            ledger.compose(PoissonSampledEvent(q, GaussianEvent(z)), steps)
-            return PrivacyPlan(accountant, batching, relation_name, steps, _round_up_to_float(sensitivity),
-                               _round_up_to_float(z * sensitivity), _round_up_to_float(z), eps, delta,
-                               _round_up_to_float(ledger.get_epsilon(delta_mp)), None, None, "proven",
-                               "Poisson-subsampled Gaussian RDP (Mironov-Talwar-Zhang), BBGHS conversion")
-        z = dpzero_opacus_noise_multiplier(eps, delta, float(q), steps)
-        sensitivity = 2 * clip_mp / batch_size
-        return PrivacyPlan(accountant, batching, "replace_one", steps, _round_up_to_float(sensitivity),
-                           _round_up_to_float(2 * mpmath.mpf(z) * clip_mp / batch_size), float(z), eps, delta,
-                           _round_up_to_float(dpzero_opacus_epsilon(z, float(q), steps, delta)), None, None,
-                           "heuristic",
-                           "the experiments' accounting ([code], E7): Opacus RDP (add/remove) with the sensitivity "
-                           f"doubled to stand for replace-one; proven for {relation_name.replace('_', '-')} only")
-    # shuffle
-    per_epoch = steps_per_epoch(n, batch_size)
-    sensitivity = 2 * clip_mp / batch_size  # replace-one: the record keeps its position, hence its batch
-    if accountant == "gdp_participation":
-        participations = -(-steps // per_epoch)
-        sigma = calibrate_gaussian_noise(eps_mp, delta_mp, steps=participations, accountant="gdp_exact") * sensitivity
-        return _gdp_plan(accountant, batching, "replace_one", steps, sensitivity, sigma, participations, eps, delta,
-                         None, "proven",
-                         f"each record is in at most {participations} of the {steps} batches (one per epoch of "
-                         f"{per_epoch} steps); exact Gaussian-DP over those, no amplification claimed")
-    z = dpzero_opacus_noise_multiplier(eps, delta, float(q), steps)
-    return PrivacyPlan(accountant, batching, "replace_one", steps, _round_up_to_float(sensitivity),
-                       _round_up_to_float(2 * mpmath.mpf(z) * clip_mp / batch_size), float(z), eps, delta,
-                       _round_up_to_float(dpzero_opacus_epsilon(z, float(q), steps, delta)), None, None, "heuristic",
-                       "reproduction mode: Poisson RDP accounting applied to shuffled batches (E7)")
-
-
-def _drv_advanced_sigma(sensitivity, steps, eps, delta):
-    """dpzero.md §5.3 (the authors' older toy script): per-step classic Gaussian mechanism
-    σ₀ = Δ√(2 log(1.25/δ₀))/ε₀ (Dwork–Roth Thm A.1, valid for ε₀ < 1) with δ₀ = δ/(T+1), composed by DRV
-    advanced composition (``composition.advanced_composition`` with slack δ₀: total δ = Tδ₀ + δ₀ = δ).
-    ε₀ is the largest value whose composed ε' ≤ ε, found by bisection on the increasing map ε₀ ↦ ε' (the
-    toy script bisected to 1e-4; here to working precision, keeping the side that certifies).
-    Returns (σ, ε' certified)."""
-    delta0 = delta / (steps + 1)
-
-    def composed(eps0):
-        return advanced_composition(eps0, delta0, steps, delta0)[0]
-
-    lo, hi = mpmath.mpf(0), mpmath.mpf(1)
-    if composed(hi) <= eps:
-        raise ValueError(
-            "accountant='drv_advanced' needs a per-step eps0 < 1 (the classic Gaussian mechanism's range), "
-            f"but eps0 = 1 already composes to {mpmath.nstr(composed(hi), 6)} <= epsilon = {mpmath.nstr(eps, 6)}: "
-            "use 'gdp_exact'"
-        )
-    for _ in range(mpmath.mp.prec + 8):  # composed(lo) <= eps < composed(hi) throughout
-        mid = (lo + hi) / 2
-        if composed(mid) <= eps:
-            lo = mid
-        else:
-            hi = mid
-    if lo == 0:
-        raise ValueError("accountant='drv_advanced' found no positive per-step eps0 for this (epsilon, delta, steps)")
-    return sensitivity * mpmath.sqrt(2 * mpmath.log(mpmath.mpf("1.25") / delta0)) / lo, composed(lo)
-
-
-def _gdp_plan(accountant, batching, relation, steps, sensitivity, sigma, compositions, eps, delta, claimed,
-              guarantee, note, exceeded_note=None):
-    """A plan whose release is an exact Gaussian-DP composition: its exact ε (``epsilon_tight``) is known, so the
-    stated ε is never below it (a certified ε under the exact one would overstate the guarantee)."""
-    sigma_f = _round_up_to_float(sigma)
-    mu = composed_gaussian_mu([mpmath.mpf(sigma_f) / sensitivity], [compositions])
-    tight = gaussian_epsilon(mpmath.mpf(delta), mu)
-    if claimed is None:
-        claimed = tight
-    elif tight > claimed:
-        claimed = tight
-        note = exceeded_note or f"{note}; the certified epsilon is below the exact one: exact Gaussian-DP ε reported"
-    return PrivacyPlan(accountant, batching, relation, steps, _round_up_to_float(sensitivity), sigma_f,
-                       _round_up_to_float(mpmath.mpf(sigma_f) / sensitivity), eps, delta, _round_up_to_float(claimed),
-                       _round_up_to_float(tight), _round_up_to_float(mu), guarantee, note)
-
-
-def _check_batch_size(batching, batch_size, n):
-    """batching in BATCHINGS; batch_size None for full batch, an integer B in [1, n] otherwise."""
-    if batching not in BATCHINGS:
-        raise ValueError(f"batching must be one of {BATCHINGS}, got {batching!r}")
-    if batching == "full":
-        if batch_size is not None:
-            raise ValueError(f"batch_size must be None for batching='full' (every step uses all n = {n} samples)")
-        return None
-    if batch_size is None:
-        raise ValueError(f"batching={batching!r} needs batch_size (B), an integer in [1, n]")
-    return check_int("batch_size", batch_size, minimum=1, maximum=n)
-
-
-def _check_sampling_probability(batching, sampling_probability):
-    """None, or q ∈ (0, 1] for Poisson batching only (a float, so that plans are memoised by value)."""
-    if sampling_probability is None:
-        return None
-    if batching != "poisson":
-        raise ValueError(f"sampling_probability must be None for batching={batching!r} (it is Poisson's rate q)")
-    return float(check_probability("sampling_probability", sampling_probability, open_right=False))
-
-
-def _check_batching(batching, batch_size, accountant, n):
-    batch_size = _check_batch_size(batching, batch_size, n)
-    allowed = ACCOUNTANTS[batching]
-    if accountant is None:
-        accountant = allowed[0]
-    if accountant not in allowed:
-        raise ValueError(
-            f"accountant must be one of {allowed} for batching={batching!r}, got {accountant!r} "
-            "(each batching has its own accountant; dpzero.md §2.5, E21)"
-        )
-    return batching, batch_size, accountant
-
-
-# ---------------------------------------------------------------------------------------------------
 # Directions: the seed trick (dpzero §2.4)
 
 
 def direction_for_step(seed: int, t: int, d: int, direction: str = "sphere", *, arithmetic: str = "float64"):
     """u_t, regenerated from the public key ("dpzero", "direction", t) under ``seed``.
 
-    direction "sphere": u ~ Unif(√d S^{d−1}) (Alg 1/2 line 3); "gaussian": u ~ N(0, I_d) (§2.4).
+    direction "sphere": u ~ Unif(√d S^{d−1}) (Alg 1/2 line 3); "gaussian": u ~ N(0, I_d) (dpzero §2.4).
     Bitwise identical on every call (the seed trick: store the key, not u).
     """
     t = check_int("t", t, minimum=0)
@@ -669,7 +594,7 @@ class _Counts:
 
 
 def _output_index(setup: _Setup) -> int:
-    """τ ~ Unif{0, …, T−1} from the public key ("dpzero", "output") (dpzero §2.7: x_T is never x_τ)."""
+    """τ ~ Unif{0, …, T−1} from the public key ("dpzero", "output") (Algorithm 2 line 6: x_T is never x_τ)."""
     return int(Streams(setup.seed).generator(KEY, "output").integers(setup.steps))
 
 
@@ -723,213 +648,3 @@ def _prepare_zeroth_order(data, x0, steps, step_size, perturbation, clip_thresho
     arithmetic = "mpmath" if setup.use_mp else "float64"
     normalizer = setup.normalizer if setup.use_mp else float(setup.normalizer)
     return setup, lam, plan, noise_rng, sampling_rng, arithmetic, normalizer
-
-
-# ---------------------------------------------------------------------------------------------------
-# Algorithm 2 — DPZero
-
-
-def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None, seed,
-           noise_seed=None, direction="sphere", clip_target="normalized", batching="full", batch_size=None,
-           accountant=None, noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
-    """dpzero Algorithm 2 (DPZero), lines 0–6, with the variants of dpzero.md §2.5.
-
-    Args:
-        loss: per-sample loss f(x; ξ), called as ``loss(point, row)`` (point (d,), row (p,)) -> real.
-        data: S = {ξ_1..ξ_n}, shape (n, p).
-        x0: x_0, shape (d,); float64, or an mpmath object array to run in mpmath.
-        steps: T. step_size: α. perturbation: λ (the ZO smoothing scale; not the privacy ε).
-        clip_threshold: C for the normalized scalar (C' on f+ − f− when clip_target="raw_difference").
-        epsilon, delta: (ε, δ) target for the privacy plan (None when noise="none").
-        seed: public seed (directions, τ), an int in [0, 2^128); it may be published.
-        noise_seed: the secret seed (noise, batch sampling): None (default) draws fresh operating-system
-            entropy; an int in [0, 2^128) different from ``seed``, or a ``reference.secrets.SecretSeed``, is a
-            user secret (the ledger records that the guarantee rests on it staying secret). A non-private run
-            (noise="none") without noise_seed draws its batches from ``seed`` (module doc).
-        direction: "sphere" (theory) or "gaussian" (experiments).
-        clip_target: "normalized" (DPZero) or "raw_difference" (clip f+ − f− at C'; ŝ is then divided by
-            2λ, noise included, which equals "normalized" with C = C'/(2λ) — E18, T36).
-        batching: "full" | "poisson" | "shuffle"; batch_size: B for the last two; accountant: see
-            ``privacy_plan``; sampling_probability: Poisson's q (module doc: add/remove when given,
-            zero-out with q = B/n when None). noise: "gaussian" or "none" (MeZO).
-        record_trajectory: return x_0..x_T. trace: optional function of x_t recorded for t = 0..T.
-
-    Paper lines (Algorithm 2 as printed; the listing numbers the output line "5:" again, erratum E2 —
-    we call it 6), step t:
-        2: u_t ~ Unif(√d S^{d−1})                                   direction_for_step(seed, t)
-        3–4: for i: f(x_t+λu_t; ξ_i) − f(x_t−λu_t; ξ_i), /(2λ)      as per_sample_finite_differences; a
-                                                                    non-finite a_i -> 0 or ±C (module doc)
-        5: z_t ~ N(0, σ²) (σ a standard deviation, E1);
-           x_{t+1} = x_t − α((1/n) Σ_i clip_C(a_i) + z_t) u_t      clipped_mean, gaussian_mechanism on
-                                                                    the secret stream; u_t regenerated
-        6 ("5:"): output x_τ, τ ~ Unif{0..T−1}
-    """
-    _check_common(direction, clip_target, noise, epsilon, delta)
-    setup, lam, plan, noise_rng, sampling_rng, arithmetic, normalizer = _prepare_zeroth_order(
-        data, x0, steps, step_size, perturbation, clip_threshold, batching, batch_size, seed, noise_seed, noise,
-        epsilon, delta, accountant, sampling_probability)
-    private = plan is not None
-
-    x = setup.x0
-    iterates = [x]
-    trace_values = None if trace is None else [_trace_value(trace, x, setup.use_mp)]
-    releases, counts = [], _Counts()
-    for t, batch_index in enumerate(_batches(setup, sampling_rng)):
-        u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic)            # line 2
-        a = per_sample_finite_differences(loss, x, setup.data[batch_index], u, lam, nonfinite="return") if len(batch_index) else \
-            np.zeros(0, dtype=object if setup.use_mp else np.float64)                                 # lines 3-4
-        counts.loss_evaluations += 2 * len(batch_index)
-        if clip_target == "raw_difference":
-            with np.errstate(over="ignore"):  # an overflow to ±inf is replaced just below
-                a = np.array([2 * lam * a_i for a_i in a], dtype=a.dtype)  # f+ − f−
-        replaced = 0
-        for i, a_i in enumerate(a):  # non-finite a_i: NaN -> 0, ±inf -> ±C, before clipping (module doc)
-            a[i], bad = _replace_scalar(a_i, setup.clip, setup.use_mp, i)
-            replaced += bad
-        counts.nonfinite_counts.append(replaced)
-        counts.clip_counts.append(sum(1 for a_i in a if abs(a_i) > setup.clip))
-        counts.batch_sizes.append(len(batch_index))
-        m = clipped_mean(a, setup.clip, normalizer=normalizer) if setup.batching != "full" else \
-            clipped_mean(a, setup.clip)                                                               # line 5: mean
-        s_hat = gaussian_mechanism(m, plan.noise_std, noise_rng) if private else m                   # line 5: + z_t
-        if clip_target == "raw_difference":
-            s_hat = s_hat / (2 * lam)
-        releases.append(s_hat)
-        u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic)  # seed trick: regenerate
-        x = x - setup.step_size * s_hat * u                                                           # line 5: update
-        iterates.append(x)
-        if trace is not None:
-            trace_values.append(_trace_value(trace, x, setup.use_mp))
-    name = "dpzero" if private else "mezo"
-    return _finish(name, setup, iterates, trace_values, releases, record_trajectory, plan, counts, direction,
-                   clip_target)                                                                      # line 6
-
-
-def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold=math.inf, direction="gaussian",
-         batching="full", batch_size=None, record_trajectory=False, trace=None, sampling_probability=None):
-    """MeZO / ZO-SGD (Malladi et al. 2023; dpzero.md §2.4, §2.5): Algorithm 2 without noise.
-
-    Non-private (the paper's appendix calls it a private baseline, E8). ``clip_threshold = inf`` (default) is plain MeZO: by linearity the mean of the per-sample
-    differences equals the difference of the batch-mean loss (T26). A finite ``clip_threshold`` is
-    "MeZO with clipping" (§B.2): per-sample clipping, no noise. Gaussian directions by default, as MeZO.
-    """
-    return dpzero(loss, data, x0, steps=steps, step_size=step_size, perturbation=perturbation,
-                  clip_threshold=clip_threshold, seed=seed, direction=direction, batching=batching,
-                  batch_size=batch_size, noise="none", record_trajectory=record_trajectory, trace=trace,
-                  sampling_probability=sampling_probability)
-
-
-# ---------------------------------------------------------------------------------------------------
-# Algorithm 1 — DPGD-0th
-
-
-def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None,
-                      seed, noise_seed=None, direction="sphere", batching="full", batch_size=None, accountant=None,
-                      noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
-    """dpzero Algorithm 1 (DPGD-0th), lines 0–6: DP-GD on the two-point vectors g_i = a_i·u_t.
-
-    Arguments as ``dpzero`` (no clip_target). Paper lines (Algorithm 1 as printed; output line "5:" = 6):
-        2: u_t ~ Unif(√d S^{d−1}), ONE direction shared by all samples
-        3–4: g_i = ((f(x_t+λu_t; ξ_i) − f(x_t−λu_t; ξ_i))/(2λ))·u_t   (a non-finite g_i -> 0, module doc)
-        5: z_t ~ N(0, σ² I_d) (d-dimensional, secret stream);
-           x_{t+1} = x_t − α((1/n) Σ_i clip_C(g_i) + z_t)      vector clipping (‖g_i‖ = |a_i|·‖u_t‖)
-        6 ("5:"): output x_τ
-    The released value per step is ḡ_t + z_t (a vector); Δ = 2C/n as for Alg 2 (ℓ2, replace-one).
-    """
-    _check_common(direction, "normalized", noise, epsilon, delta)
-    setup, lam, plan, noise_rng, sampling_rng, arithmetic, normalizer = _prepare_zeroth_order(
-        data, x0, steps, step_size, perturbation, clip_threshold, batching, batch_size, seed, noise_seed, noise,
-        epsilon, delta, accountant, sampling_probability)
-    private = plan is not None
-
-    x = setup.x0
-    iterates = [x]
-    trace_values = None if trace is None else [_trace_value(trace, x, setup.use_mp)]
-    releases, counts = [], _Counts()
-    for t, batch_index in enumerate(_batches(setup, sampling_rng)):
-        u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic)            # line 2
-        a = per_sample_finite_differences(loss, x, setup.data[batch_index], u, lam, nonfinite="return") if len(batch_index) else []
-        counts.loss_evaluations += 2 * len(batch_index)
-        with np.errstate(invalid="ignore", over="ignore"):  # a non-finite a_i: replaced just below
-            g = np.array([a_i * u for a_i in a], dtype=u.dtype).reshape(len(batch_index), setup.d)  # lines 3-4
-        replaced = 0
-        for i in range(len(g)):  # a g_i with a non-finite entry -> 0 (module doc)
-            g[i], bad = _replace_vector(g[i], setup.use_mp)
-            replaced += bad
-        counts.nonfinite_counts.append(replaced)
-        counts.clip_counts.append(sum(1 for g_i in g if _norm_exceeds(g_i, setup.clip)))
-        counts.batch_sizes.append(len(batch_index))
-        g_bar = clipped_mean(g, setup.clip, normalizer=normalizer) if setup.batching != "full" else \
-            clipped_mean(g, setup.clip)                                                               # line 5: mean
-        released = gaussian_mechanism(g_bar, plan.noise_std, noise_rng) if private else g_bar        # line 5: + z_t
-        releases.append(released)
-        x = x - setup.step_size * released                                                           # line 5: update
-        iterates.append(x)
-        if trace is not None:
-            trace_values.append(_trace_value(trace, x, setup.use_mp))
-    name = "dpgd_zeroth_order" if private else "zo_gd"
-    return _finish(name, setup, iterates, trace_values, releases, record_trajectory, plan, counts, direction,
-                   "normalized")                                                                    # line 6
-
-
-def _norm_exceeds(vector, clip):
-    """‖v‖ > C, decided exactly as clip_vector decides to scale (a clipped vector differs from v)."""
-    if math.isinf(float(clip)):
-        return False
-    clipped = clip_vector(vector, clip)
-    return any(c != v for c, v in zip(clipped, vector))
-
-
-# ---------------------------------------------------------------------------------------------------
-# First-order DP-GD (paper §2.1)
-
-
-def dpgd(gradient, data, x0, *, steps, step_size, clip_threshold, epsilon=None, delta=None, seed, noise_seed=None,
-         batching="full", batch_size=None, accountant=None, noise="gaussian", record_trajectory=False, trace=None,
-         sampling_probability=None):
-    """First-order DP-GD (dpzero §2.1 / dpzero.md §2.3), the baseline of the synthetic experiments.
-
-    gradient: per-sample gradient ∇f(x; ξ), called as ``gradient(point, row)`` -> (d,).
-    x_{t+1} = x_t − α((1/n) Σ_i clip_C(∇f(x_t; ξ_i)) + z_t), z_t ~ N(0, σ² I_d), σ from the same plan as
-    Alg 1 (Δ = 2C/n, Lemma 2.2 by default). Output x_τ (the paper leaves it unspecified; the same rule as
-    Alg 1/2 for comparability). Draws: noise and sampling as Alg 1, τ as Alg 1; no directions. A per-sample
-    gradient with a non-finite entry is replaced by the zero vector (module doc).
-    """
-    if not callable(gradient):
-        raise TypeError(f"gradient must be callable as gradient(x, row), got {type(gradient).__name__}")
-    _check_common("sphere", "normalized", noise, epsilon, delta)
-    private = noise == "gaussian"
-    setup = _setup(data, x0, steps, step_size, clip_threshold, batching, batch_size, seed, noise_seed, private=private,
-                   sampling_probability=sampling_probability)
-    plan = _plan_for(setup, noise, epsilon, delta, accountant, setup.clip)
-    noise_rng, sampling_rng = _noise_generators(setup)
-    normalizer = setup.normalizer if setup.use_mp else float(setup.normalizer)
-    dtype = object if setup.use_mp else np.float64
-
-    x = setup.x0
-    iterates = [x]
-    trace_values = None if trace is None else [_trace_value(trace, x, setup.use_mp)]
-    releases, counts = [], _Counts()
-    for batch_index in _batches(setup, sampling_rng):
-        g = np.empty((len(batch_index), setup.d), dtype=dtype)
-        replaced = 0
-        for row, i in enumerate(batch_index):  # per-sample gradients, one at a time
-            g_i = check_array(f"gradient at sample i={i}", gradient(x, setup.data[i]), shape=(setup.d,),
-                              finite=False)
-            g[row], bad = _replace_vector(to_mp(g_i) if setup.use_mp else g_i, setup.use_mp)  # non-finite -> 0
-            replaced += bad
-        counts.gradient_evaluations += len(batch_index)
-        counts.nonfinite_counts.append(replaced)
-        counts.clip_counts.append(sum(1 for g_i in g if _norm_exceeds(g_i, setup.clip)))
-        counts.batch_sizes.append(len(batch_index))
-        g_bar = clipped_mean(g, setup.clip, normalizer=normalizer) if setup.batching != "full" else \
-            clipped_mean(g, setup.clip)
-        released = gaussian_mechanism(g_bar, plan.noise_std, noise_rng) if private else g_bar
-        releases.append(released)
-        x = x - setup.step_size * released
-        iterates.append(x)
-        if trace is not None:
-            trace_values.append(_trace_value(trace, x, setup.use_mp))
-    name = "dpgd" if private else "gd"
-    return _finish(name, setup, iterates, trace_values, releases, record_trajectory, plan, counts, "none",
-                   "normalized")

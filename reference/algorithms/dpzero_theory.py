@@ -1,4 +1,4 @@
-"""dpzero §4 (Theorems 1–3) and Appendix F (Corollaries F.2–F.4); spec dpzero.md §2.6: the
+"""dpzero §3–§4 (Theorems 1–3) and Appendix F (Corollaries F.2–F.4): the
 theorem-prescribed hyperparameters of DPGD-0th (Alg 1) and DPZero (Alg 2), and the right-hand sides
 of their utility bounds (Zhang, Li, Thekumparampil, Oh, He 2024).
 
@@ -7,7 +7,7 @@ Every ``*_settings`` function returns a ``TheoremSettings`` holding the paper's 
     α = ``step_size``, T = ``steps_formula`` (real) / ``steps`` (the integer run), λ ≤ ``perturbation_max``,
     C = ``clip_threshold``, σ = ``noise_std``, Lg = log(e + ε/δ) = ``log_term``,
 
-computed in mpmath at the caller's working precision. Rounding rule (dpzero.md §2.6; the paper is
+computed in mpmath at the caller's working precision. Rounding rule (ours; the paper is
 silent, Remark F.6 only adds max{T, 1}): ``steps`` = T_int = max(1, round(T)) and σ = 4C√(2·T_int·Lg)/(nε)
 uses T_int, so the (ε, δ) guarantee of Lemma 2.2 holds exactly for the run; the utility constants
 move by ``steps_rounding_factor`` = T_int/T.
@@ -156,7 +156,7 @@ def _require_log_argument(statement: str, expression: str, value) -> None:
 
 
 def _integer_steps(steps_formula) -> int:
-    """T_int = max(1, round(T)) with halves rounded up (dpzero.md §2.6; Remark F.6's max{T, 1})."""
+    """T_int = max(1, round(T)) with halves rounded up (ours; Remark F.6's max{T, 1})."""
     return max(1, int(mpmath.floor(steps_formula + mpmath.mpf(1) / 2)))
 
 
@@ -453,7 +453,7 @@ def theorem3_bound(settings: TheoremSettings, loss_gap):
     """dpzero Theorem 3, eq. (7): E‖∇F_S(x_τ)‖² <= (64(ℓ·gap + L̃²) + 2L²)·√(r·Lg)/(nε).
 
     loss_gap: F_S(x₀) − F_S^*. Erratum E6: the proof's conditioning on Q is not fully justified, so treat
-    (7) as a claim to check empirically (T31); erratum E15: at small nε it exceeds the trivial L².
+    (7) as a claim to check empirically (claim dpzero.thm3.utility_bound); erratum E15: at small nε it exceeds the trivial L².
     """
     s = _check_settings(settings, "theorem3")
     gap = _check_gap(loss_gap)
@@ -655,7 +655,7 @@ def clip_failure_bound(c0, lipschitz):
         P(clipping at threshold C >= C₀ + ℓλd/2) <= P(|u^T ∇f(x_t; ξ_i)| >= C₀) <= 2√(2π)·exp(−C₀²/(8L²)).
 
     c0: C₀ >= 0; lipschitz: L > 0. Returns the raw formula (an mpf; > 1, i.e. trivial, when
-    C₀/L < √(8 log(2√(2π))) ≈ 3.591; dpzero.md §4 says ≈ 2.56, an arithmetic slip).
+    C₀/L < √(8 log(2√(2π))) ≈ 3.591).
     """
     c0 = mpmath.mpf(check_real("c0", c0, nonnegative=True))
     lipschitz = mpmath.mpf(check_real("lipschitz", lipschitz, positive=True))

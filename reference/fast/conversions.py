@@ -1,4 +1,4 @@
-"""float64 twins of reference.accounting.conversions and reference.accounting.gaussian (issue 3, item 3).
+"""float64 twins of reference.accounting.conversions and reference.accounting.gaussian.
 
 Same names, arguments and semantics as the mpmath reference — the same conversions (Mironov 2017 Prop 3; Balle et al.
 2020 Thm 21 = CKS 2020 Prop 12 with dp_accounting's TV bound), the same clamping rules, the same errors and

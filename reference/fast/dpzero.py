@@ -1,4 +1,4 @@
-"""dpzero §2 (Algorithms 1 and 2, §2.1 DP-GD, §2.4 MeZO): vectorized float64 twin of
+"""dpzero Algorithms 1 and 2, §2.1 DP-GD, MeZO (App. B.2): vectorized float64 twin of
 ``reference.algorithms.dpzero``.
 
 Same names, signatures, semantics and random draws as the reference, so that outputs agree draw for
@@ -78,8 +78,6 @@ import numpy as np
 from numpy.random.bit_generator import ISeedSequence
 
 from ..algorithms.dpzero import (
-    ACCOUNTANTS,
-    BATCHINGS,
     CLIP_TARGETS,
     DIRECTIONS,
     KEY,
@@ -87,16 +85,20 @@ from ..algorithms.dpzero import (
     DPResult,
     Ledger,
     NonPrivateDiagnostics,
-    PrivacyPlan,
-    ReproductionModeWarning,
-    _check_batch_size,
     _check_common,
-    _check_sampling_probability,
     _plan_for,
     _secret_for,
     _trace_value,
     direction_for_step,
     poisson_rate,
+)
+from ..algorithms.dpzero_privacy import (
+    ACCOUNTANTS,
+    BATCHINGS,
+    PrivacyPlan,
+    ReproductionModeWarning,
+    _check_batch_size,
+    _check_sampling_probability,
     privacy_plan,
     steps_per_epoch,
 )
@@ -822,7 +824,7 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
 
 def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold=math.inf, direction="gaussian",
          batching="full", batch_size=None, record_trajectory=False, trace=None, sampling_probability=None):
-    """MeZO / ZO-SGD (dpzero.md §2.4, §2.5): Algorithm 2 without noise; see the reference."""
+    """MeZO / ZO-SGD (Malladi et al. 2023, arXiv 2305.17333; dpzero App. B.2): Algorithm 2 without noise; see the reference."""
     return dpzero(loss, data, x0, steps=steps, step_size=step_size, perturbation=perturbation,
                   clip_threshold=clip_threshold, seed=seed, direction=direction, batching=batching,
                   batch_size=batch_size, noise="none", record_trajectory=record_trajectory, trace=trace,

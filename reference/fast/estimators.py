@@ -143,7 +143,7 @@ def _direction_average(weights: np.ndarray, directions: np.ndarray) -> np.ndarra
 def finite_difference(loss, x, z, direction, perturbation):
     """Central difference (f(x+hu; z) − f(x−hu; z)) / (2h), vectorized over directions (..., d).
 
-    dpzero §1.2 / eq. (2); zo_o2nc Alg 1 line 2. Returns a float for direction of shape (d,), else an
+    dpzero Alg 2 line 4 / eq. (2); zo_o2nc Alg 1 line 2. Returns a float for direction of shape (d,), else an
     array of shape (...). perturbation: δ in zo_o2nc, λ in dpzero.
     """
     _check_loss(loss)

@@ -1,4 +1,4 @@
-"""dpzero §1.2/§2.0 clipping and sensitivity; zo_o2nc §1.7, Alg 5, Theorem 4.3 tree aggregation:
+"""dpzero §2 clipping and sensitivity; zo_o2nc Alg 5, Theorem 4.3 tree aggregation:
 vectorized float64 twins of ``reference.mechanisms``.
 
 Same names, signatures and semantics as the reference; the differences are:
@@ -159,7 +159,7 @@ def _check_stream(name: str, value) -> np.ndarray:
 
 
 def tree_prefix_noise(node_noise):
-    """TREE(t) = Σ_{b∈R(t)} ξ_b for t = 1..n, i.e. R ξ with R[t, b] = 1[b ∈ R(t)] (zo_o2nc §1.7).
+    """TREE(t) = Σ_{b∈R(t)} ξ_b for t = 1..n, i.e. R ξ with R[t, b] = 1[b ∈ R(t)] (zo_o2nc Alg 5).
 
     node_noise: ξ of shape (..., n, d), row b−1 = ξ_b (already scaled). Returns shape (..., n, d).
     The ξ_b are added in increasing b — the order of NODE(t) — one bit of t at a time from the top:
