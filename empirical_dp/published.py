@@ -145,8 +145,8 @@ VARIANTS = {
     "secret_seed_in_manifest": ("(iii) user secret seeds written into manifest.json", "default"),
     "clip_counts_published": ("(iv) clip counts published (include_nonprivate=True)", "default"),
     "poisson": ("Poisson add/remove (q = 0.5 given), n = 10 vs 11, default publication", None),
-    "poisson_counts_published": ("(v) Poisson batch sizes and evaluation counts published in ledger.json (the old "
-                                 "ledger's per-replicate fields)", "poisson"),
+    "poisson_counts_published": ("(v) Poisson batch sizes and evaluation counts published (the old ledger's "
+                                 "per-replicate fields, the old summary's total)", "poisson"),
     "training_diagnostics": ("(vi) the per-step diagnostics computed on the TRAINING data", "default"),
     "nonfinite": ("D′'s record has a NaN loss; the run completes (the non-finite difference is replaced)", None),
     "nonfinite_abort": ("(vii) a non-finite loss on one record aborts the run; only error.txt is published",
@@ -510,6 +510,10 @@ def publish(setup: PublishedSetup, rng: np.random.Generator, which: int, *, prox
                            loss_evaluations=int(counts.loss_evaluations),
                            gradient_evaluations=int(counts.gradient_evaluations))
             files["ledger.json"] = json.dumps(ledger, indent=2) + "\n"
+            manifest = json.loads(files["manifest.json"])  # the old summary's totals over the replicates
+            manifest["summary"]["loss_evaluations"] = int(sum(int(outcome.diagnostics(r).loss_evaluations)
+                                                              for r in range(outcome.replicates)))
+            files["manifest.json"] = json.dumps(manifest, indent=2) + "\n"
             return files
         elif variant == "training_diagnostics":
             outcome = _run(setup, which, secret, held_out=setup.problems[which])

@@ -253,8 +253,9 @@ def test_planted_poisson_counts_are_a_violation():
     outcome = audit_published(published_scenario("poisson_counts_published", training_trials=TRAINING), 40,
                               seed=0, confidence=0.95)
     assert outcome.result.verdict == "violation"
-    # decided by the batch sizes / evaluation counts the planted bug puts back into ledger.json
-    assert "ledger.json" in set(outcome.selection.files)
+    # decided by the batch sizes / evaluation counts the planted bug puts back (ledger.json, the manifest's summary)
+    assert {"ledger.json", "manifest.json"} & set(outcome.selection.files)
+    assert "settings.n" not in outcome.selection.name
 
 
 def test_poisson_add_remove_publication_does_not_reveal_n():
