@@ -170,8 +170,8 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
     releases, counts = [], _Counts()
     for t, batch_index in enumerate(_batches(setup, sampling_rng)):
         u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic)            # line 2
-        a = per_sample_finite_differences(loss, x, setup.data[batch_index], u, lam, nonfinite="return") if len(batch_index) else \
-            np.zeros(0, dtype=object if setup.use_mp else np.float64)                                 # lines 3-4
+        a = per_sample_finite_differences(loss, x, setup.data[batch_index], u, lam, nonfinite="return") \
+            if len(batch_index) else np.zeros(0, dtype=object if setup.use_mp else np.float64)       # lines 3-4
         counts.loss_evaluations += 2 * len(batch_index)
         if clip_target == "raw_difference":
             with np.errstate(over="ignore"):  # an overflow to ±inf is replaced just below
@@ -242,7 +242,8 @@ def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_th
     releases, counts = [], _Counts()
     for t, batch_index in enumerate(_batches(setup, sampling_rng)):
         u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic)            # line 2
-        a = per_sample_finite_differences(loss, x, setup.data[batch_index], u, lam, nonfinite="return") if len(batch_index) else []
+        a = per_sample_finite_differences(loss, x, setup.data[batch_index], u, lam, nonfinite="return") \
+            if len(batch_index) else []                                                               # lines 3-4
         counts.loss_evaluations += 2 * len(batch_index)
         with np.errstate(invalid="ignore", over="ignore"):  # a non-finite a_i: replaced just below
             g = np.array([a_i * u for a_i in a], dtype=u.dtype).reshape(len(batch_index), setup.d)  # lines 3-4

@@ -443,16 +443,10 @@ def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, 
                                epsilon_claimed=_round_up_to_float(ledger.get_epsilon(delta_mp)),
                                epsilon_tight=None, mu_gdp=None, guarantee="proven",
                                note="Poisson-subsampled Gaussian RDP (Mironov-Talwar-Zhang), BBGHS conversion")
-        z = dpzero_opacus_noise_multiplier(eps, delta, float(q), steps)
-        sensitivity = 2 * clip_mp / batch_size
-        return PrivacyPlan(accountant=accountant, batching=batching, relation="replace_one", steps=steps,
-                           sensitivity=_round_up_to_float(sensitivity),
-                           noise_std=_round_up_to_float(2 * mpmath.mpf(z) * clip_mp / batch_size),
-                           noise_multiplier=float(z), epsilon=eps, delta=delta,
-                           epsilon_claimed=_round_up_to_float(dpzero_opacus_epsilon(z, float(q), steps, delta)),
-                           epsilon_tight=None, mu_gdp=None, guarantee="heuristic",
-                           note="the experiments' accounting ([code], E7): Opacus RDP (add/remove) with the sensitivity "
-                                f"doubled to stand for replace-one; proven for {relation_name.replace('_', '-')} only")
+        return _opacus_replica_plan(accountant, batching, steps, clip_mp, batch_size, q, eps, delta,
+                                    "the experiments' accounting ([code], E7): Opacus RDP (add/remove) with the "
+                                    "sensitivity doubled to stand for replace-one; proven for "
+                                    f"{relation_name.replace('_', '-')} only")
     # shuffle
     per_epoch = steps_per_epoch(n, batch_size)
     sensitivity = 2 * clip_mp / batch_size  # replace-one: the record keeps its position, hence its batch
@@ -463,14 +457,19 @@ def _compute_plan(clip, n, steps, eps, delta, batching, batch_size, accountant, 
                          None, "proven",
                          f"each record is in at most {participations} of the {steps} batches (one per epoch of "
                          f"{per_epoch} steps); exact Gaussian-DP over those, no amplification claimed")
+    return _opacus_replica_plan(accountant, batching, steps, clip_mp, batch_size, q, eps, delta,
+                                "reproduction mode: Poisson RDP accounting applied to shuffled batches (E7)")
+
+
+def _opacus_replica_plan(accountant, batching, steps, clip, batch_size, q, eps, delta, note):
+    """The experiments' heuristic plan (E7): z from the Opacus-1.4 replica at rate q, σ = 2z·C/B, Δ = 2C/B."""
     z = dpzero_opacus_noise_multiplier(eps, delta, float(q), steps)
     return PrivacyPlan(accountant=accountant, batching=batching, relation="replace_one", steps=steps,
-                       sensitivity=_round_up_to_float(sensitivity),
-                       noise_std=_round_up_to_float(2 * mpmath.mpf(z) * clip_mp / batch_size),
+                       sensitivity=_round_up_to_float(2 * clip / batch_size),
+                       noise_std=_round_up_to_float(2 * mpmath.mpf(z) * clip / batch_size),
                        noise_multiplier=float(z), epsilon=eps, delta=delta,
                        epsilon_claimed=_round_up_to_float(dpzero_opacus_epsilon(z, float(q), steps, delta)),
-                       epsilon_tight=None, mu_gdp=None, guarantee="heuristic",
-                       note="reproduction mode: Poisson RDP accounting applied to shuffled batches (E7)")
+                       epsilon_tight=None, mu_gdp=None, guarantee="heuristic", note=note)
 
 
 def _drv_advanced_sigma(sensitivity, steps, eps, delta):
