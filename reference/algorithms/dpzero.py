@@ -203,8 +203,9 @@ def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold
          batching="full", batch_size=None, record_trajectory=False, trace=None, sampling_probability=None):
     """MeZO / ZO-SGD (Malladi et al. 2023; dpzero §5, App. B): Algorithm 2 without noise.
 
-    Non-private (the paper's appendix calls it a private baseline, dpzero.E8). ``clip_threshold = inf`` (default) is plain MeZO: by linearity the mean of the per-sample
-    differences equals the difference of the batch-mean loss. A finite ``clip_threshold`` is
+    Non-private (the paper's appendix calls it a private baseline, dpzero.E8). ``clip_threshold = inf``
+    (default) is plain MeZO: by linearity the mean of the per-sample differences equals the difference of the
+    batch-mean loss. A finite ``clip_threshold`` is
     "MeZO with clipping" (App. B.2): per-sample clipping, no noise. Gaussian directions by default, as MeZO.
     """
     return dpzero(loss, data, x0, steps=steps, step_size=step_size, perturbation=perturbation,

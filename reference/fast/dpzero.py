@@ -824,7 +824,8 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
 
 def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold=math.inf, direction="gaussian",
          batching="full", batch_size=None, record_trajectory=False, trace=None, sampling_probability=None):
-    """MeZO / ZO-SGD (Malladi et al. 2023, arXiv 2305.17333; dpzero App. B.2): Algorithm 2 without noise; see the reference."""
+    """MeZO / ZO-SGD (Malladi et al. 2023, arXiv 2305.17333; dpzero App. B.2): Algorithm 2 without noise; see
+    the reference."""
     return dpzero(loss, data, x0, steps=steps, step_size=step_size, perturbation=perturbation,
                   clip_threshold=clip_threshold, seed=seed, direction=direction, batching=batching,
                   batch_size=batch_size, noise="none", record_trajectory=record_trajectory, trace=trace,
