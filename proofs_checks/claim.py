@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from reference.rng import Streams
 
+from .papers import PAPERS_BY_KEY
+
 if TYPE_CHECKING:  # pragma: no cover
     from .protocols import Subject
 
@@ -47,7 +49,8 @@ ERROR = "error"
 VERDICTS = (PASS, FAIL, ERRATUM, ERROR)
 
 KINDS = ("deterministic", "monte_carlo", "privacy", "rate", "backend")
-PAPERS = ("dpzero", "zo_o2nc", "nsnc_improved", "spider_sosp", "bgm21")
+#: The paper keys, in the order of the paper registry (proofs_checks/papers.py).
+PAPERS = tuple(PAPERS_BY_KEY)
 
 #: Default per-claim false-alarm level of every statistical check (docs/writing-claims.md, Evidence and statistics).
 DEFAULT_LEVEL = 1e-6

@@ -329,6 +329,12 @@ ERRATA: tuple[Erratum, ...] = (
        "randomness); the directions must never depend on the data",
        "zo_o2nc.lemma3_1.sensitivity"),
     # --- nsnc_improved -----------------------------------------------------------------------------------
+    _e("nsnc_improved.E1", "erratum", "§3, eq. (5) (worst-case sensitivity of the oracle (4) with m = d)",
+       "‖(1/B)Σ∇̃f_α(x; ξ_i) − (1/B)Σ∇̃f_α(x; ξ′_i)‖ ≤ Ld/B",
+       "for neighbours that replace one sample (the relation of the proof of Lemma 3.3, which bounds the "
+       "true gradients' part by 2L/B₁) and shared directions the bound is 2Ld/B, attained by f = ±L⟨e, x⟩ "
+       "with every direction equal to e",
+       "nsnc_improved.eq5.worst_case_sensitivity"),
     _e("nsnc_improved.E3", "erratum", "Proposition 2.5 (tree mechanism noise)",
        "σ = 4s√(log Σ·log(1/δ))/ε",
        "σ = 0 at Σ = 1, and log Σ undercounts the tree levels for small Σ; dpref uses log(max(Σ, 2)) or an "

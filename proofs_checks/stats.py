@@ -31,6 +31,7 @@ __all__ = [
     "bounded_mean_upper_test",
     "bounded_mean_equality_test",
     "ks_test",
+    "binomial_test",
     "holm_adjust",
 ]
 
@@ -174,6 +175,15 @@ def ks_test(samples: np.ndarray, cdf, level: float) -> TestResult:
         mde=2.0 * math.sqrt(math.log(2.0 / level) / (2.0 * n)),
         mde_unit="sup |F_n - F|",
     )
+
+
+def binomial_test(successes: int, trials: int, p: float, level: float) -> TestResult:
+    """Exact two-sided binomial test of P(success) = p: the central test, whose acceptance set is the
+    Clopper–Pearson interval (p-value 2·min of the two tails). The MDE is the normal approximation."""
+    k, n = int(successes), int(trials)
+    p_value = min(1.0, 2.0 * min(stats.binom.cdf(k, n, p), stats.binom.sf(k - 1, n, p)))
+    mde = (stats.norm.ppf(1 - level / 2) + stats.norm.ppf(POWER)) * math.sqrt(p * (1 - p) / n)
+    return TestResult(statistic=k / n, p_value=float(p_value), mde=mde, mde_unit="|P(outside) - p| (normal approx.)")
 
 
 def holm_adjust(p_values) -> np.ndarray:

@@ -24,19 +24,14 @@ from pathlib import Path
 from collections.abc import Callable, Iterable, Mapping
 
 from .adapters import adapter_names, resolve
+from .folders import declared_modules
 from .protocols import PROTOCOLS, Subject, SubjectError
 
 __all__ = ["Subject", "reference_subject", "fast_subject", "resolve_subject", "SubjectError"]
 
-REFERENCE_MODULES = (
-    "reference.rng",
-    "reference.mechanisms",
-    "reference.smoothing",
-    "reference.estimators",
-    "reference.algorithms.dpzero",
-    "reference.algorithms.dpzero_theory",
-)
-FAST_MODULES = ("reference.fast.mechanisms", "reference.fast.estimators", "reference.fast.dpzero")
+#: Where the reference and fast subjects find functions named like protocols (declared by the claim folders).
+REFERENCE_MODULES = declared_modules("reference")
+FAST_MODULES = declared_modules("fast")
 
 
 def _collect(modules: Iterable[str]) -> dict[str, Callable]:

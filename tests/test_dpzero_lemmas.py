@@ -1,4 +1,4 @@
-"""Closed forms used as ground truth by proofs_checks/claims/dpzero_lemmas.py (dpzero Lemma C.1(ii), Lemma C.2(i),
+"""Closed forms used as ground truth by proofs_checks/claims/dpzero/lemmas.py (dpzero Lemma C.1(ii), Lemma C.2(i),
 errata E1 and E4), checked against independent computations: mpmath quadrature of the sphere / ball marginal
 densities written out here, scipy's betaincc, elementary closed forms for small d, and reference.smoothing.
 
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special
 
-from proofs_checks.claims import dpzero_lemmas as M
+from proofs_checks.claims.dpzero import lemmas as M
 from reference.accounting.gaussian import gaussian_delta, gaussian_mu
 from reference.algorithms.dpzero import privacy_plan
 from reference.smoothing import ball_characteristic
@@ -174,9 +174,10 @@ def test_cosine_target_is_far_from_the_naive_gradient():
 
 
 def test_forward_difference_mutant_is_the_forward_difference():
-    from reference.estimators import per_sample_finite_differences
+    from proofs_checks.subjects import reference_subject
 
-    forward = M._forward_difference(per_sample_finite_differences)
+    mutant = next(m for m in M.FULL_BATCH_DIFFERENCE_BOUND.mutants if m.name == "forward_difference")
+    forward = mutant.apply(reference_subject()).per_sample_finite_differences
     loss = lambda p, z: float(np.sum(z * p**2))  # noqa: E731
     x, u, batch, lam = np.array([0.5, -1.0]), np.array([1.0, 1.0]), np.array([[1.0, 2.0], [0.5, -1.0]]), 0.25
     got = forward(loss, x, batch, u, lam)

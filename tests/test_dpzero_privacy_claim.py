@@ -11,22 +11,23 @@ import pytest
 
 from dpref import cli
 from proofs_checks.claim import FAIL, PASS
-from proofs_checks.claims import dpzero_privacy as privacy
-from proofs_checks.claims._common import deterministic, mutant
-from proofs_checks.registry import CLAIM_MODULES, load_claims, select
+from proofs_checks.authoring import deterministic, substitute
+from proofs_checks.claims.dpzero import privacy
+from proofs_checks.registry import claim_modules, load_claims, select
 from proofs_checks.runner import run_claim
 from proofs_checks.subjects import fast_subject, reference_subject
 from reference.algorithms.dpzero import direction_for_step
 from reference.rng import Streams
 
 CLAIM_ID = "dpzero.seed_trick.public_streams_reveal_no_noise"
-CLAIM = next(c for c in privacy.CLAIMS if c.id == CLAIM_ID)
+CLAIM = privacy.PUBLIC_STREAMS_REVEAL_NO_NOISE
 SUBJECTS = {"reference": reference_subject(), "fast": fast_subject()}
 MUTANTS = [m.name for m in CLAIM.mutants]
 
 
 def test_registered_and_listed(capsys):
-    assert "proofs_checks.claims.dpzero_privacy" in CLAIM_MODULES
+    assert CLAIM.id == CLAIM_ID
+    assert "proofs_checks.claims.dpzero.privacy" in claim_modules()
     claims = load_claims()
     assert [c.id for c in select(claims, ids=["dpzero.seed_trick"])] == [CLAIM_ID]
     assert CLAIM.kind == "privacy" and CLAIM.paper == "dpzero"
@@ -75,16 +76,8 @@ def test_replicate_only_overlap_is_rejected_on_fast(monkeypatch):
     secret (seed arithmetic) is caught by the replicated calls alone: by the repeated call, and without that
     check by the regeneration tests."""
     overlap = privacy._with_noise(privacy._next_seed_noise)
-
-    def transform(original):
-        buggy = overlap(original)
-
-        def dpzero(loss, data, x0, *, seed, **kwargs):
-            return (buggy if np.ndim(seed) else original)(loss, data, x0, seed=seed, **kwargs)
-
-        return dpzero
-
-    bad = mutant("replicates_only", "overlap in replicated calls only", "dpzero", transform).apply(SUBJECTS["fast"])
+    bad = substitute("replicates_only", "overlap in replicated calls only", "dpzero",
+                     lambda call: overlap(call) if np.ndim(call.seed) else call.original()).apply(SUBJECTS["fast"])
     row = run_claim(CLAIM, bad, "quick")
     assert row["verdict"] == FAIL and row["detail"].startswith("two replicated default calls"), row["detail"]
     monkeypatch.setattr(privacy, "_differs_everywhere", lambda a, b, label: deterministic(True, detail="off"))

@@ -257,3 +257,46 @@ def test_no_import_cycles():
 
     components = cycle_components(GRAPH)
     assert not components, "import cycles (function-level imports count):\n" + "\n\n".join(map(describe, components))
+
+
+# --- claim modules -------------------------------------------------------------------------------------------
+# A claim module (proofs_checks/claims/<folder>/<module>.py) uses the public claim-writing API only: from our
+# packages it imports ``reference`` (test problems, ground truth), ``proofs_checks.authoring``, private helper
+# modules of its own folder, and public names of ``proofs_checks.claims.foundations`` modules.
+
+CLAIMS = "proofs_checks.claims"
+
+
+def claim_module_violations(module: str, targets) -> list[str]:
+    folder = module.split(".")[2] if module.count(".") >= 3 else None
+    bad = []
+    for target in targets:
+        if target.split(".")[0] == "reference" or target == "proofs_checks.authoring":
+            continue
+        if target.startswith(f"{CLAIMS}.{folder}._") or target.startswith(f"{CLAIMS}.foundations.") and \
+                not target.split(".")[-1].startswith("_"):
+            continue
+        if target.startswith(CLAIMS + ".") and target.count(".") == 2:  # a folder package itself
+            continue
+        bad.append(target)
+    return bad
+
+
+def test_claim_module_rule_detects_violations():
+    assert claim_module_violations("proofs_checks.claims.dpzero.lemmas", ["proofs_checks.stats"]) == ["proofs_checks.stats"]
+    assert claim_module_violations("proofs_checks.claims.dpzero.lemmas", ["proofs_checks.claims.zo_o2nc.smoothing"])
+    assert claim_module_violations("proofs_checks.claims.dpzero.lemmas", ["proofs_checks.claims.zo_o2nc._helpers"])
+    assert claim_module_violations("proofs_checks.claims.dpzero.lemmas", ["proofs_checks.claims.foundations._x"])
+    assert not claim_module_violations("proofs_checks.claims.dpzero.lemmas", [
+        "reference.objectives", "proofs_checks.authoring", "proofs_checks.claims.dpzero._c_stats",
+        "proofs_checks.claims.foundations.accounting"])
+
+
+def test_claim_modules_use_the_public_api_only():
+    violations = []
+    for module, targets in sorted(GRAPH.items()):
+        if module.startswith(CLAIMS + ".") and module.count(".") >= 3:
+            for target in claim_module_violations(module, targets):
+                violations.append(f"{module} (line {', '.join(map(str, targets[target]))}) imports {target}")
+    assert not violations, "claim modules may import only reference, proofs_checks.authoring, their folder's " \
+                           "_helpers and public foundations modules:\n" + "\n".join(violations)

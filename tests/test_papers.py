@@ -203,7 +203,7 @@ def test_the_scan_sees_the_known_citations():
     where = {(f, i) for f, _, i in CITATIONS}
     assert ("reference/algorithms/dpzero_privacy.py", "dpzero.E5") in where
     assert ("docs/papers/src/dpzero.md", "dpzero.E13") in where
-    assert ("proofs_checks/claims/tree.py", "zo_o2nc.E4") in where
+    assert ("proofs_checks/claims/foundations/tree.py", "zo_o2nc.E4") in where
 
 
 def test_generated_docs_include_the_errata():

@@ -83,10 +83,10 @@ def _reference_rdp_poisson_gaussian(orders, sampling_probability, noise_multipli
         return np.array([float(steps * r) for r in curve], dtype=np.float64)
 
 
-def _reference_epsilon_from_rdp(orders, rdp_values, delta):
+def _reference_epsilon_from_rdp(orders, rdp, delta):
     with working_precision(PRECISION):
         orders_mp = [mpmath.mpf(float(a)) for a in orders]
-        values = [mpmath.mpf(float(r)) for r in rdp_values]
+        values = [mpmath.mpf(float(r)) for r in rdp]
         epsilon, _ = conversions.epsilon_from_rdp(orders_mp, values, mpmath.mpf(float(delta)), method="bbghs")
         return float(epsilon)
 
@@ -217,9 +217,9 @@ def _fast_rdp_poisson_gaussian(orders, sampling_probability, noise_multiplier, s
                                          float(noise_multiplier), int(steps))
 
 
-def _fast_epsilon_from_rdp(orders, rdp_values, delta):
+def _fast_epsilon_from_rdp(orders, rdp, delta):
     return float(fast_conversions.epsilon_from_rdp(np.asarray(orders, dtype=np.float64),
-                                                   np.asarray(rdp_values, dtype=np.float64), float(delta))[0])
+                                                   np.asarray(rdp, dtype=np.float64), float(delta))[0])
 
 
 def _fast_epsilon_poisson_gaussian(sampling_probability, noise_multiplier, steps, delta):

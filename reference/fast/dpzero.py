@@ -2,7 +2,7 @@
 ``reference.algorithms.dpzero``.
 
 Same names, signatures, semantics and random draws as the reference, so that outputs agree draw for
-draw (validated by ``proofs_checks/claims/dpzero_backend.py`` and tests/test_fast_dpzero.py). The
+draw (validated by ``proofs_checks/claims/dpzero/backend.py`` and tests/test_fast_dpzero.py). The
 privacy plan (``privacy_plan``, mpmath scalar work), the direction of one step (``direction_for_step``),
 the dataclasses and the constants are the reference's own objects, re-exported. The differences:
 

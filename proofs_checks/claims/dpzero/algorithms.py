@@ -12,8 +12,8 @@ run per call.
 Mutants that break the inside of Algorithm 1 or 2 (its noise stream, its σ, the update's sign, the
 direction's radius) cannot be made by wrapping a subject's function, so they are re-implementations
 of the full-batch algorithm from reference pieces with exactly one bug (``_alg2_with_bug``,
-``_alg1_with_bug``; without a bug they reproduce the reference bitwise). Mutants of the output
-(τ, the ledger's plan, the Poisson normaliser) wrap the subject's function.
+``_alg1_with_bug``; without a bug they reproduce the reference bitwise). Mutants of the inputs (C) or
+the output (τ, the Poisson normaliser) call the subject's function (``rebind``, ``on_output``).
 
 Statistics. Exact statements (sensitivities, reductions) are deterministic with float64-rounding
 tolerances stated where used. The noise law is a KS test, a χ² variance test and three exact
@@ -37,6 +37,18 @@ import numpy as np
 from scipy import special
 from scipy import stats as sps
 
+from proofs_checks.authoring import (
+    POWER,
+    Claim,
+    TestResult,
+    combine,
+    decide,
+    deterministic,
+    ks_test,
+    on_output,
+    rebind,
+    substitute,
+)
 from reference.algorithms.dpzero import DPResult, Ledger, NonPrivateDiagnostics
 from reference.algorithms.dpzero import privacy_plan as _reference_plan
 from reference.algorithms.dpzero_theory import (
@@ -51,10 +63,6 @@ from reference.objectives import EffectiveRankQuadratic, Linear
 from reference.objectives_dpzero import PseudoHuber, SubspaceLogistic
 from reference.rng import Streams, sample_gaussian, sample_sphere
 from reference.secrets import secret_seed
-
-from ..claim import Claim
-from ..stats import POWER, TestResult, ks_test
-from ._common import combine, decide, deterministic, mutant
 
 #: Relative tolerance of exact identities between two float64 runs (or a run and a hand computation)
 #: of a few steps on O(1) data: each step's rounding is ~1e-15 relative; 1e-9 leaves a wide margin.
@@ -105,25 +113,10 @@ def _t_test_upper(samples, threshold: float, level: float, unit: str) -> TestRes
     return TestResult(statistic=mean, p_value=p_value, mde=float(mde), mde_unit=unit)
 
 
-def _normal_test(z: float, n: int, level: float, unit: str) -> TestResult:
-    """Two-sided test of a statistic that is exactly N(0, 1) under H0; MDE as a correlation over n pairs."""
-    p_value = float(2 * sps.norm.sf(abs(z)))
-    mde = (sps.norm.isf(level / 2) + sps.norm.ppf(POWER)) / math.sqrt(n)
-    return TestResult(statistic=float(z), p_value=p_value, mde=float(mde), mde_unit=unit)
-
-
-def _independence(noise, other, level, label):
-    """Σ r_t w_t / √(Σ w_t²) ~ N(0, 1) exactly when r_t are i.i.d. N(0, 1) independent of w."""
-    z = float(np.dot(noise, other) / math.sqrt(float(np.dot(other, other))))
-    return _normal_test(z, noise.size, level, f"|correlation| of the noise with {label}")
-
-
-# ---------------------------------------------------------------------------------------------------
-# Re-implementations with one bug (the mutants of the inside of Alg 1 / Alg 2)
-
+# --- Algorithms 1 and 2 with one bug: the mutants of their inside -----------------------------------------------
 
 def _alg2_with_bug(bug: str):
-    """A transform whose result runs full-batch Algorithm 2 with ``bug`` (other batchings: original).
+    """A ``substitute`` implementation: full-batch Algorithm 2 with ``bug`` (other batchings: the original).
 
     bugs: "noise_from_direction" (dpzero.E13: z_t is the next normal of the direction generator of step t),
     "half_noise" (noise σ/2, the plan still says σ), "half_sensitivity" (plan with Δ = C/n and σ/2),
@@ -133,24 +126,14 @@ def _alg2_with_bug(bug: str):
     releases f+ − f− scale, without the 1/(2λ)).
     """
 
-    def transform(original):
-        def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None,
-                   seed, noise_seed=None, direction="sphere", clip_target="normalized", batching="full",
-                   batch_size=None, accountant=None, noise="gaussian", record_trajectory=False, trace=None,
-                   sampling_probability=None):
-            if batching != "full":
-                return original(loss, data, x0, steps=steps, step_size=step_size, perturbation=perturbation,
-                                clip_threshold=clip_threshold, epsilon=epsilon, delta=delta, seed=seed,
-                                noise_seed=noise_seed, direction=direction, clip_target=clip_target,
-                                batching=batching, batch_size=batch_size, accountant=accountant, noise=noise,
-                                record_trajectory=record_trajectory, trace=trace,
-                                sampling_probability=sampling_probability)
-            return _run_alg2(loss, data, x0, steps, step_size, perturbation, clip_threshold, epsilon, delta, seed,
-                             noise_seed, direction, clip_target, accountant, noise, record_trajectory, trace, bug)
+    def dpzero(call):
+        if call.batching != "full":
+            return call.original()
+        return _run_alg2(call.loss, call.data, call.x0, call.steps, call.step_size, call.perturbation,
+                         call.clip_threshold, call.epsilon, call.delta, call.seed, call.noise_seed, call.direction,
+                         call.clip_target, call.accountant, call.noise, call.record_trajectory, call.trace, bug)
 
-        return dpzero
-
-    return transform
+    return dpzero
 
 
 def _plan_with_bug(clip, n, steps, epsilon, delta, accountant, bug):
@@ -235,54 +218,47 @@ def _run_alg2(loss, data, x0, steps, step_size, perturbation, clip, epsilon, del
 
 
 def _alg1_with_bug(bug: str):
-    """Full-batch Algorithm 1 (DPGD-0th) with ``bug``: "ascent" or "sum_noise" (noise calibrated to the
-    clipped SUM, sensitivity 2C, added to the mean: σ·n)."""
+    """A ``substitute`` implementation: full-batch Algorithm 1 (DPGD-0th) with ``bug``: "ascent" or "sum_noise"
+    (noise calibrated to the clipped SUM, sensitivity 2C, added to the mean: σ·n). Other batchings: the original."""
 
-    def transform(original):
-        def dpgd_zeroth_order(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None,
-                              delta=None, seed, noise_seed=None, direction="sphere", batching="full", batch_size=None,
-                              accountant=None, noise="gaussian", record_trajectory=False, trace=None,
-                              sampling_probability=None):
-            if batching != "full":
-                return original(loss, data, x0, steps=steps, step_size=step_size, perturbation=perturbation,
-                                clip_threshold=clip_threshold, epsilon=epsilon, delta=delta, seed=seed,
-                                noise_seed=noise_seed, direction=direction, batching=batching, batch_size=batch_size,
-                                accountant=accountant, noise=noise, record_trajectory=record_trajectory, trace=trace,
-                                sampling_probability=sampling_probability)
-            data_ = np.asarray(data, dtype=np.float64)
-            x = np.array(x0, dtype=np.float64)
-            n, d, lam, alpha = data_.shape[0], x.shape[0], float(perturbation), float(step_size)
-            private = noise == "gaussian"
-            plan = _reference_plan(clip_threshold=clip_threshold, n=n, steps=steps, epsilon=epsilon, delta=delta,
-                                   accountant=accountant) if private else None
-            sigma = 0.0 if plan is None else float(plan.noise_std) * (n if bug == "sum_noise" else 1)
-            streams, secret = _secret_streams(seed, noise_seed, private)
-            noise_rng = streams.generator("dpzero", "noise")
-            iterates, releases, clip_counts = [x], [], []
-            trace_values = None if trace is None else [float(trace(x))]
-            for t in range(steps):
-                _, u = _direction(seed, t, d, direction)
-                a = per_sample_finite_differences(loss, x, data_, u, lam)
-                g = np.array([a_i * u for a_i in a])
-                clip_counts.append(sum(1 for g_i in g if np.any(clip_vector(g_i, clip_threshold) != g_i)))
-                g_bar = clipped_mean(g, clip_threshold)
-                released = g_bar + sigma * noise_rng.standard_normal(d) if private else g_bar
-                releases.append(released)
-                x = x + alpha * released if bug == "ascent" else x - alpha * released
-                iterates.append(x)
-                if trace is not None:
-                    trace_values.append(float(trace(x)))
-            return _finish("dpgd_zeroth_order", seed, steps, iterates, releases, clip_counts, n, plan, trace_values,
-                           record_trajectory, direction, "normalized", 2 * n * steps, secret)
+    def dpgd_zeroth_order(call):
+        if call.batching != "full":
+            return call.original()
+        return _run_alg1(call, bug)
 
-        return dpgd_zeroth_order
-
-    return transform
+    return dpgd_zeroth_order
 
 
-# ---------------------------------------------------------------------------------------------------
-# 1. Transcript sensitivity (Theorem 3 privacy part, Theorem 1; App. E: sensitivity 2C/n)
+def _run_alg1(call, bug):
+    data_ = np.asarray(call.data, dtype=np.float64)
+    x = np.array(call.x0, dtype=np.float64)
+    n, d, lam, alpha = data_.shape[0], x.shape[0], float(call.perturbation), float(call.step_size)
+    steps, seed, clip_threshold, trace = call.steps, call.seed, call.clip_threshold, call.trace
+    private = call.noise == "gaussian"
+    plan = _reference_plan(clip_threshold=clip_threshold, n=n, steps=steps, epsilon=call.epsilon, delta=call.delta,
+                           accountant=call.accountant) if private else None
+    sigma = 0.0 if plan is None else float(plan.noise_std) * (n if bug == "sum_noise" else 1)
+    streams, secret = _secret_streams(seed, call.noise_seed, private)
+    noise_rng = streams.generator("dpzero", "noise")
+    iterates, releases, clip_counts = [x], [], []
+    trace_values = None if trace is None else [float(trace(x))]
+    for t in range(steps):
+        _, u = _direction(seed, t, d, call.direction)
+        a = per_sample_finite_differences(call.loss, x, data_, u, lam)
+        g = np.array([a_i * u for a_i in a])
+        clip_counts.append(sum(1 for g_i in g if np.any(clip_vector(g_i, clip_threshold) != g_i)))
+        g_bar = clipped_mean(g, clip_threshold)
+        released = g_bar + sigma * noise_rng.standard_normal(d) if private else g_bar
+        releases.append(released)
+        x = x + alpha * released if bug == "ascent" else x - alpha * released
+        iterates.append(x)
+        if trace is not None:
+            trace_values.append(float(trace(x)))
+    return _finish("dpgd_zeroth_order", seed, steps, iterates, releases, clip_counts, n, plan, trace_values,
+                   call.record_trajectory, call.direction, "normalized", 2 * n * steps, secret)
 
+
+# --- Theorem 3 (privacy), Theorem 1, App. E: the transcript's sensitivity is 2C/n ----------------------------------
 
 def _linear_loss(x, z):
     """f(x; ξ) = <ξ, x> (reference.objectives.Linear without its per-call validation), broadcasting."""
@@ -416,30 +392,52 @@ def _check_poisson_sensitivity(subject, ctx, clip, eps, delta):
     return combine(parts, ctx)
 
 
-
-def _clips_at_twice_threshold(original):
-    def dpzero(loss, data, x0, *, clip_threshold, **kwargs):
-        return original(loss, data, x0, clip_threshold=2 * clip_threshold, **kwargs)
-
-    return dpzero
-
-
-def _poisson_realised_normaliser(original):
+def _realised_normaliser(result, call):
     """Poisson batching normalised by the realised |B_t| instead of the fixed B (noise-free runs only)."""
-
-    def dpzero(loss, data, x0, *, batching="full", batch_size=None, noise="gaussian", **kwargs):
-        result = original(loss, data, x0, batching=batching, batch_size=batch_size, noise=noise, **kwargs)
-        if batching != "poisson" or noise != "none":
-            return result
-        sizes = np.asarray(result.diagnostics.batch_sizes, dtype=np.float64)
-        releases = np.where(sizes > 0, np.asarray(result.releases) * batch_size / np.maximum(sizes, 1), 0.0)
-        return dataclasses.replace(result, releases=releases)
-
-    return dpzero
+    if call.batching != "poisson" or call.noise != "none":
+        return result
+    sizes = np.asarray(result.diagnostics.batch_sizes, dtype=np.float64)
+    releases = np.where(sizes > 0, np.asarray(result.releases) * call.batch_size / np.maximum(sizes, 1), 0.0)
+    return dataclasses.replace(result, releases=releases)
 
 
-# ---------------------------------------------------------------------------------------------------
-# 2. Noise law and independence (Alg 2 line 6; erratum dpzero.E13)
+TRANSCRIPT_SENSITIVITY = Claim(
+    id="dpzero.alg2.transcript_sensitivity",
+    paper="dpzero",
+    location="Theorem 3 (privacy), Theorem 1, Lemma 2.2, §2.1 (DP-GD); dpzero.E21 (mini-batches)",
+    statement="With the same public seed and secret noise seed, runs on replace-one neighbours S, S' use "
+              "identical directions and releases that differ by at most Δ = 2C/n per step (scalar ŝ_t for "
+              "Alg 2, ℓ2 for Alg 1 and DP-GD), attained when one record's clipped value moves from +C to −C; "
+              "the plan's Δ is 2C/n and its σ is Lemma 2.2's 4C√(2T log(e+ε/δ))/(nε). Poisson batching with "
+              "the fixed normaliser B has sensitivity C/B, attained: under zero-out neighbours (a record "
+              "replaced by a null record, n public) when q = B/n, under add/remove when q is given.",
+    kind="privacy",
+    requires=("dpzero", "dpgd_zeroth_order", "dpgd", "privacy_plan", "direction_for_step"),
+    check=_check_transcript_sensitivity,
+    mutants=(
+        rebind("clips_at_2C", "DPZero clips the finite differences at 2C (sensitivity 4C/n)", "dpzero",
+               clip_threshold=lambda c: 2 * c),
+        substitute("add_remove_plan_for_replace_one", "DPZero's plan uses Δ = C/n (σ halved) under replace-one",
+                   "dpzero", _alg2_with_bug("half_sensitivity")),
+        on_output("poisson_realised_normaliser", "Poisson batches normalised by the realised |B_t| instead of B",
+                  "dpzero", _realised_normaliser),
+    ),
+)
+
+
+# --- Algorithm 2 line 6, erratum dpzero.E13: the noise is N(0, σ²), independent of the public streams -------------
+
+def _normal_test(z: float, n: int, level: float, unit: str) -> TestResult:
+    """Two-sided test of a statistic that is exactly N(0, 1) under H0; MDE as a correlation over n pairs."""
+    p_value = float(2 * sps.norm.sf(abs(z)))
+    mde = (sps.norm.isf(level / 2) + sps.norm.ppf(POWER)) / math.sqrt(n)
+    return TestResult(statistic=float(z), p_value=p_value, mde=float(mde), mde_unit=unit)
+
+
+def _independence(noise, other, level, label):
+    """Σ r_t w_t / √(Σ w_t²) ~ N(0, 1) exactly when r_t are i.i.d. N(0, 1) independent of w."""
+    z = float(np.dot(noise, other) / math.sqrt(float(np.dot(other, other))))
+    return _normal_test(z, noise.size, level, f"|correlation| of the noise with {label}")
 
 
 def _check_noise_law(subject, ctx):
@@ -491,9 +489,25 @@ def _check_noise_law(subject, ctx):
     return combine(parts, ctx)
 
 
-# ---------------------------------------------------------------------------------------------------
-# 3. Reductions and structure (Alg 1, Alg 2, output rule; dpzero.E18)
+NOISE_LAW = Claim(
+    id="dpzero.alg2.noise_law",
+    paper="dpzero",
+    location="Algorithm 2 line 6; dpzero.E13 (the public code's noise)",
+    statement="The released ŝ_t − m_t are i.i.d. N(0, σ²) with Lemma 2.2's σ, independent of the public "
+              "directions and of the direction stream (erratum dpzero.E13: the public code drew z_t from the "
+              "direction seed), and change with the secret noise seed.",
+    kind="monte_carlo",
+    requires=("dpzero", "direction_for_step"),
+    check=_check_noise_law,
+    mutants=(
+        substitute("noise_from_direction_stream", "z_t drawn right after u_t from the direction generator "
+                   "(dpzero.E13)", "dpzero", _alg2_with_bug("noise_from_direction")),
+        substitute("half_noise", "noise σ/2 while the plan states σ", "dpzero", _alg2_with_bug("half_noise")),
+    ),
+)
 
+
+# --- Algorithms 1 and 2, §5, App. B.2, dpzero.E18: reductions (ZO-GD, seeds, output rule, raw_difference) ----------
 
 def _zo_gd(objective, x0, steps, step_size, lam, seed, direction_for_step, direction="sphere"):
     """Full-batch zeroth-order GD by hand: x − α((F(x+λu) − F(x−λu))/(2λ))u with F = empirical_loss."""
@@ -592,16 +606,29 @@ def _check_reductions(subject, ctx):
     return combine(parts, ctx)
 
 
-def _tau_is_last(original):
-    def dpzero(*args, steps, **kwargs):
-        result = original(*args, steps=steps, **kwargs)
-        return dataclasses.replace(result, output_index=steps, output=np.asarray(result.final_iterate).copy())
+REDUCTIONS = Claim(
+    id="dpzero.alg2.reductions",
+    paper="dpzero",
+    location="Algorithm 1, Algorithm 2, §5 (seed trick, output rule), App. B.2; dpzero.E18",
+    statement="With noise off and C = ∞, DPZero is full-batch ZO-GD x − α((F(x+λu) − F(x−λu))/(2λ))u "
+              "(also d = 1, Gaussian directions) and DPGD-0th takes the same steps; equal seeds give bitwise "
+              "equal runs; another noise seed changes every release but not the directions; the output is "
+              "x_τ with τ ∈ {0..T−1}; clip_target='raw_difference' with C' equals 'normalized' with "
+              "C = C'/(2λ), the noise scaled by the same 1/(2λ).",
+    kind="deterministic",
+    requires=("dpzero", "dpgd_zeroth_order", "direction_for_step"),
+    check=_check_reductions,
+    mutants=(
+        on_output("returns_last_iterate", "outputs x_T with τ = T", "dpzero",
+                  lambda result, call: dataclasses.replace(result, output_index=call.steps,
+                                                           output=np.asarray(result.final_iterate).copy())),
+        substitute("raw_difference_unscaled", "raw_difference mode forgets the 1/(2λ)", "dpzero",
+                   _alg2_with_bug("raw_unscaled")),
+    ),
+)
 
-    return dpzero
 
-
-# ---------------------------------------------------------------------------------------------------
-# 4. One-step descent inequalities (15) and (22) with P(Q) = 1 (App. D, E)
+# --- Theorem 2 eq. (15), Theorem 3 eq. (22) with P(Q) = 1 (App. D, E): one-step descent ----------------------------
 
 #: (name, d, ‖∇F(x_0)‖, σ): A probes the first-order term (d = 1: u = ±1, so <u, ∇F>² = ‖∇F‖² exactly
 #: and σ is small); B probes the noise term (d = 10, x_0 near the minimiser, σ dominates).
@@ -676,9 +703,44 @@ def _check_one_step(algorithm: str):
     return check
 
 
-# ---------------------------------------------------------------------------------------------------
-# 5. Theorem 3 utility bound (7) (dpzero.E6, dpzero.E15)
+ONE_STEP_DESCENT = Claim(
+    id="dpzero.thm2.one_step_descent",
+    paper="dpzero",
+    location="Theorem 2, eq. (15) (App. D)",
+    statement="For Alg 1 at a fixed x with no clipping, E F(x_{t+1}) <= F(x_t) − (α/2)(1 − 2(r+2)ℓα)‖∇F‖² "
+              "+ ℓ²αλ²d²(d + 2rℓα)/8 + ℓα²rσ²/2 (checked on a quadratic, H = A = I, r = d, ℓ = 1).",
+    kind="monte_carlo",
+    requires=("dpgd_zeroth_order",),
+    check=_check_one_step("dpgd_zeroth_order"),
+    mutants=(
+        substitute("ascent", "x_{t+1} = x_t + α(ḡ_t + z_t)", "dpgd_zeroth_order", _alg1_with_bug("ascent")),
+        substitute("sum_calibrated_noise", "noise for the clipped sum (σ·n) added to the mean",
+                   "dpgd_zeroth_order", _alg1_with_bug("sum_noise")),
+    ),
+)
 
+
+ALG2_ASCENT = substitute("ascent", "x_{t+1} = x_t + α ŝ_t u_t", "dpzero", _alg2_with_bug("ascent"))
+
+ONE_STEP_DESCENT_NO_CLIP = Claim(
+    id="dpzero.thm3.one_step_descent_no_clip",
+    paper="dpzero",
+    location="Theorem 3, eq. (22) with P(Q) = 1 (App. E), Remark 4.2",
+    statement="For Alg 2 at a fixed x with no clipping (P(Q) = 1), E F(x_{t+1}) <= F(x_t) − (α/2)(1 − "
+              "2(r+2)ℓα)‖∇F‖² + ℓ²α(d + 2ℓαr)λ²d²/8 + ℓα²rσ²/2: the scalar noise along u_t costs "
+              "E‖z_t u_t‖²_H = σ² Tr H.",
+    kind="monte_carlo",
+    requires=("dpzero",),
+    check=_check_one_step("dpzero"),
+    mutants=(
+        ALG2_ASCENT,
+        substitute("vector_noise", "noise N(0, dσ²I_d) along all axes (DPGD-0th's view: clipping a_i u at C√d)",
+                   "dpzero", _alg2_with_bug("vector_noise")),
+    ),
+)
+
+
+# --- Theorem 3, eq. (7) and the display after (22) (App. E), dpzero.E6, dpzero.E15: the utility bound -------------
 
 def _separable_logistic(d, n, gen):
     """Problem (P2) (reference.objectives_dpzero.SubspaceLogistic) with k = 1, unit features and no label noise: every f(x; ξ_i) = log(1 + exp(−<w, x>))
@@ -755,8 +817,21 @@ def _check_utility_bound(subject, ctx):
                          f"{bound:.4g}; {clipped} clipping events")
 
 
-# ---------------------------------------------------------------------------------------------------
-# 6. Clipping probability (App. E, text after Alg 2)
+UTILITY_BOUND = Claim(
+    id="dpzero.thm3.utility_bound",
+    paper="dpzero",
+    location="Theorem 3, eq. (7) and the display after (22) (App. E); dpzero.E6, dpzero.E15",
+    statement="With Theorem 3's α, C, λ and σ on an Assumption-3.5 problem (P2, subspace logistic), E_τ‖∇F(x_τ)‖² is at "
+              "most the proof's bound 4·gap/(αT) + 2ℓαrσ² + ℓ²d³λ² + 4L²d·nT·2√(2π)e^{−C₀²/8L²} (quick: a "
+              "short horizon T) and at most min(RHS(7), L²) at the theorem's T (full budget).",
+    kind="monte_carlo",
+    requires=("dpzero",),
+    check=_check_utility_bound,
+    mutants=(ALG2_ASCENT,),
+)
+
+
+# --- Text after Algorithm 2, App. E (Lemma C.1(ii)): the clipping probability ---------------------------------------
 
 CLIP_BOUND_TARGET = 0.1  # 2√(2π)exp(−C₀²/(8L²)) = 0.1: the test can see a violation at this level
 
@@ -787,118 +862,15 @@ def _check_clipping_probability(subject, ctx):
                          f"{bound:.4g}")
 
 
-# ---------------------------------------------------------------------------------------------------
-
-CLAIMS = [
-    Claim(
-        id="dpzero.alg2.transcript_sensitivity",
-        paper="dpzero",
-        location="Theorem 3 (privacy), Theorem 1, Lemma 2.2, §2.1 (DP-GD); dpzero.E21 (mini-batches)",
-        statement="With the same public seed and secret noise seed, runs on replace-one neighbours S, S' use "
-                  "identical directions and releases that differ by at most Δ = 2C/n per step (scalar ŝ_t for "
-                  "Alg 2, ℓ2 for Alg 1 and DP-GD), attained when one record's clipped value moves from +C to −C; "
-                  "the plan's Δ is 2C/n and its σ is Lemma 2.2's 4C√(2T log(e+ε/δ))/(nε). Poisson batching with "
-                  "the fixed normaliser B has sensitivity C/B, attained: under zero-out neighbours (a record "
-                  "replaced by a null record, n public) when q = B/n, under add/remove when q is given.",
-        kind="privacy",
-        requires=("dpzero", "dpgd_zeroth_order", "dpgd", "privacy_plan", "direction_for_step"),
-        check=_check_transcript_sensitivity,
-        mutants=(
-            mutant("clips_at_2C", "DPZero clips the finite differences at 2C (sensitivity 4C/n)", "dpzero",
-                   _clips_at_twice_threshold),
-            mutant("add_remove_plan_for_replace_one", "DPZero's plan uses Δ = C/n (σ halved) under replace-one",
-                   "dpzero", _alg2_with_bug("half_sensitivity")),
-            mutant("poisson_realised_normaliser", "Poisson batches normalised by the realised |B_t| instead of B",
-                   "dpzero", _poisson_realised_normaliser),
-        ),
-    ),
-    Claim(
-        id="dpzero.alg2.noise_law",
-        paper="dpzero",
-        location="Algorithm 2 line 6; dpzero.E13 (the public code's noise)",
-        statement="The released ŝ_t − m_t are i.i.d. N(0, σ²) with Lemma 2.2's σ, independent of the public "
-                  "directions and of the direction stream (erratum dpzero.E13: the public code drew z_t from the "
-                  "direction seed), and change with the secret noise seed.",
-        kind="monte_carlo",
-        requires=("dpzero", "direction_for_step"),
-        check=_check_noise_law,
-        mutants=(
-            mutant("noise_from_direction_stream", "z_t drawn right after u_t from the direction generator (dpzero.E13)",
-                   "dpzero", _alg2_with_bug("noise_from_direction")),
-            mutant("half_noise", "noise σ/2 while the plan states σ", "dpzero", _alg2_with_bug("half_noise")),
-        ),
-    ),
-    Claim(
-        id="dpzero.alg2.reductions",
-        paper="dpzero",
-        location="Algorithm 1, Algorithm 2, §5 (seed trick, output rule), App. B.2; dpzero.E18",
-        statement="With noise off and C = ∞, DPZero is full-batch ZO-GD x − α((F(x+λu) − F(x−λu))/(2λ))u "
-                  "(also d = 1, Gaussian directions) and DPGD-0th takes the same steps; equal seeds give bitwise "
-                  "equal runs; another noise seed changes every release but not the directions; the output is "
-                  "x_τ with τ ∈ {0..T−1}; clip_target='raw_difference' with C' equals 'normalized' with "
-                  "C = C'/(2λ), the noise scaled by the same 1/(2λ).",
-        kind="deterministic",
-        requires=("dpzero", "dpgd_zeroth_order", "direction_for_step"),
-        check=_check_reductions,
-        mutants=(
-            mutant("returns_last_iterate", "outputs x_T with τ = T", "dpzero", _tau_is_last),
-            mutant("raw_difference_unscaled", "raw_difference mode forgets the 1/(2λ)", "dpzero",
-                   _alg2_with_bug("raw_unscaled")),
-        ),
-    ),
-    Claim(
-        id="dpzero.thm2.one_step_descent",
-        paper="dpzero",
-        location="Theorem 2, eq. (15) (App. D)",
-        statement="For Alg 1 at a fixed x with no clipping, E F(x_{t+1}) <= F(x_t) − (α/2)(1 − 2(r+2)ℓα)‖∇F‖² "
-                  "+ ℓ²αλ²d²(d + 2rℓα)/8 + ℓα²rσ²/2 (checked on a quadratic, H = A = I, r = d, ℓ = 1).",
-        kind="monte_carlo",
-        requires=("dpgd_zeroth_order",),
-        check=_check_one_step("dpgd_zeroth_order"),
-        mutants=(
-            mutant("ascent", "x_{t+1} = x_t + α(ḡ_t + z_t)", "dpgd_zeroth_order", _alg1_with_bug("ascent")),
-            mutant("sum_calibrated_noise", "noise for the clipped sum (σ·n) added to the mean",
-                   "dpgd_zeroth_order", _alg1_with_bug("sum_noise")),
-        ),
-    ),
-    Claim(
-        id="dpzero.thm3.one_step_descent_no_clip",
-        paper="dpzero",
-        location="Theorem 3, eq. (22) with P(Q) = 1 (App. E), Remark 4.2",
-        statement="For Alg 2 at a fixed x with no clipping (P(Q) = 1), E F(x_{t+1}) <= F(x_t) − (α/2)(1 − "
-                  "2(r+2)ℓα)‖∇F‖² + ℓ²α(d + 2ℓαr)λ²d²/8 + ℓα²rσ²/2: the scalar noise along u_t costs "
-                  "E‖z_t u_t‖²_H = σ² Tr H.",
-        kind="monte_carlo",
-        requires=("dpzero",),
-        check=_check_one_step("dpzero"),
-        mutants=(
-            mutant("ascent", "x_{t+1} = x_t + α ŝ_t u_t", "dpzero", _alg2_with_bug("ascent")),
-            mutant("vector_noise", "noise N(0, dσ²I_d) along all axes (DPGD-0th's view: clipping a_i u at C√d)",
-                   "dpzero", _alg2_with_bug("vector_noise")),
-        ),
-    ),
-    Claim(
-        id="dpzero.thm3.utility_bound",
-        paper="dpzero",
-        location="Theorem 3, eq. (7) and the display after (22) (App. E); dpzero.E6, dpzero.E15",
-        statement="With Theorem 3's α, C, λ and σ on an Assumption-3.5 problem (P2, subspace logistic), E_τ‖∇F(x_τ)‖² is at "
-                  "most the proof's bound 4·gap/(αT) + 2ℓαrσ² + ℓ²d³λ² + 4L²d·nT·2√(2π)e^{−C₀²/8L²} (quick: a "
-                  "short horizon T) and at most min(RHS(7), L²) at the theorem's T (full budget).",
-        kind="monte_carlo",
-        requires=("dpzero",),
-        check=_check_utility_bound,
-        mutants=(mutant("ascent", "x_{t+1} = x_t + α ŝ_t u_t", "dpzero", _alg2_with_bug("ascent")),),
-    ),
-    Claim(
-        id="dpzero.thm3.clipping_probability",
-        paper="dpzero",
-        location="Text after Algorithm 2, App. E (Lemma C.1(ii))",
-        statement="With C >= C₀ + ℓλd/2 and L-Lipschitz samples, each (t, i) is clipped with probability at "
-                  "most 2√(2π)exp(−C₀²/(8L²)), whatever x_t is.",
-        kind="monte_carlo",
-        requires=("dpzero",),
-        check=_check_clipping_probability,
-        mutants=(mutant("direction_radius_d", "directions of norm d instead of √d (dpzero.E17)", "dpzero",
+CLIPPING_PROBABILITY = Claim(
+    id="dpzero.thm3.clipping_probability",
+    paper="dpzero",
+    location="Text after Algorithm 2, App. E (Lemma C.1(ii))",
+    statement="With C >= C₀ + ℓλd/2 and L-Lipschitz samples, each (t, i) is clipped with probability at "
+              "most 2√(2π)exp(−C₀²/(8L²)), whatever x_t is.",
+    kind="monte_carlo",
+    requires=("dpzero",),
+    check=_check_clipping_probability,
+    mutants=(substitute("direction_radius_d", "directions of norm d instead of √d (dpzero.E17)", "dpzero",
                         _alg2_with_bug("radius_d")),),
-    ),
-]
+)

@@ -1,12 +1,14 @@
 """Claims about the tree mechanism: zo_o2nc Alg 5 (NODE, TREE), Remark 4.2, Theorem 4.3 and its
-proof (node releases, OUT(q) counts), Corollary 4.5 (noise size) and errata zo_o2nc.E3, zo_o2nc.E4.
+proof (node releases, OUT(q) counts, the tree's RDP), Corollary 4.5 (noise size) and errata zo_o2nc.E3,
+zo_o2nc.E4.
 
 The integer facts (NODE(t), participation counts) are checked exhaustively against independent
 computations: the Fenwick form {(b − lowbit(b) + 1, b) : b ∈ R(t)} and brute-force counting over the
 dyadic nodes N_b. The two printed constants that are wrong for small arguments are errata claims. The
 aggregation is checked as an identity (prefix sums plus Σ_{b∈R(t)} ξ_b) with float64 summation bounds,
 and the noise covariance Σ_{b∈R(t)∩R(t')} σ_b² by Monte Carlo with exact chi-square tests (diagonal)
-and CLT t-tests (cross terms).
+and CLT t-tests (cross terms). The tree's RDP (corrected Theorem 4.3) is compared with the counting
+formulas, with counts from ``reference.mechanisms.participation_count``.
 """
 
 from __future__ import annotations
@@ -16,12 +18,23 @@ import math
 import numpy as np
 from scipy import stats as sps
 
-from ..claim import Claim
-from ..stats import POWER, TestResult
-from ._common import combine, decide, deterministic, erratum_evidence, mutant
+from proofs_checks.authoring import (
+    POWER,
+    Claim,
+    UNIT_ROUNDOFF,
+    TestResult,
+    combine,
+    decide,
+    deterministic,
+    erratum_evidence,
+    on_output,
+    rebind,
+    substitute,
+)
+from reference.mechanisms import participation_count
 
-#: unit roundoff of float64 (half an ulp of 1)
-UNIT_ROUNDOFF = 2.0**-53
+from ._accounting_helpers import IDENTITY_RTOL, array, entrywise_relative
+
 
 
 # --- independent integer helpers (the check's own, not the subject's) ------------------------------------
@@ -113,6 +126,34 @@ def _check_node_dyadic(subject, ctx):
     )
 
 
+def _halves(call):
+    if call.t == 1:
+        return [(1, 1)]
+    half = (call.t + 1) // 2
+    return [(1, half), (half + 1, call.t)]
+
+
+NODE_DYADIC = Claim(
+    id="zo_o2nc.alg5.node_dyadic",
+    paper="zo_o2nc",
+    location="Algorithm 5 (NODE), §4.2",
+    statement=(
+        "NODE(t) is a set of disjoint dyadic intervals [(k-1)2^j + 1, k 2^j] tiling [1, t], equal to the "
+        "Fenwick form {(b - lowbit(b) + 1, b) : b in R(t)}, so |NODE(t)| = popcount(t); NODE(7) = "
+        "{(1,4),(5,6),(7,7)}, NODE(8) = {(1,8)}, NODE(13) = {(1,8),(9,12),(13,13)}, NODE(1) = {(1,1)}."
+    ),
+    kind="deterministic",
+    requires=("tree_node",),
+    check=_check_node_dyadic,
+    mutants=(
+        on_output("drops_last_when_even", "drops the last node of NODE(t) when t is even", "tree_node",
+                  lambda nodes, call: sorted(nodes)[:-1] if call.t % 2 == 0 else sorted(nodes)),
+        substitute("halves", "splits [1, t] into two halves: covers [1, t] but not with dyadic nodes", "tree_node",
+                   _halves),
+    ),
+)
+
+
 # --- zo_o2nc Thm 4.3 / App. C: participation counts c_q(n) -----------------------------------------------
 
 def _add_node(counts: np.ndarray, b: int) -> None:
@@ -149,6 +190,36 @@ def _check_participation_count(subject, ctx):
             "every q >= 2 has count <= floor(log2 n)"
         ),
     )
+
+
+def _counts_unused_nodes(call):
+    top = 2 ** _ceil_log2(call.n)  # the full tree over 2^⌈log2 n⌉ leaves, nodes with b > n included
+    count, b = 0, call.q
+    while b <= top:
+        count, b = count + 1, b + _lowbit(b)
+    return count
+
+
+PAPER_MAX_COUNT = substitute("paper_max_count", "max_participation_count = ceil(log2 n) + 1, the paper's count",
+                             "max_participation_count", lambda call: _ceil_log2(call.n) + 1)
+
+PARTICIPATION_COUNT = Claim(
+    id="zo_o2nc.thm4_3.participation_count",
+    paper="zo_o2nc",
+    location="Theorem 4.3 proof, Lemma C.1 (OUT(q))",
+    statement=(
+        "Leaf q lies in c_q(n) = #{b <= n : q in N_b} of the used tree nodes N_b = [b - lowbit(b) + 1, b]; "
+        "max_q c_q(n) = floor(log2 n) + 1, attained only at q = 1, and c_q(n) <= floor(log2 n) for q >= 2."
+    ),
+    kind="deterministic",
+    requires=("participation_count", "max_participation_count"),
+    check=_check_participation_count,
+    mutants=(
+        substitute("counts_unused_nodes", "counts the ancestors in the full tree over 2^ceil(log2 n) leaves "
+                   "(nodes b > n)", "participation_count", _counts_unused_nodes),
+        PAPER_MAX_COUNT,
+    ),
+)
 
 
 # --- zo_o2nc Remark 4.2 (erratum zo_o2nc.E4): |NODE(t)| <= ⌈log2 t⌉ <= 2 ln t fails at t = 1 ------------------------
@@ -188,6 +259,32 @@ def _check_node_count_bound(subject, ctx):
             + (f"; corrected fails: {problems}" if problems else "")
         ),
     )
+
+
+def _one_node_per_layer(nodes, call):
+    nodes = sorted(nodes)
+    while len(nodes) < _ceil_log2(call.t) + 1:  # the "while k < t" guard dropped: one entry per layer
+        nodes.append((call.t, call.t))
+    return nodes
+
+
+NODE_COUNT_BOUND = Claim(
+    id="zo_o2nc.remark4_2.node_count_bound",
+    paper="zo_o2nc",
+    location="Remark 4.2; Corollary 4.5; zo_o2nc.E4",
+    statement=(
+        "Printed: |NODE(t)| <= ceil(log2 t) <= 2 ln t. False at t = 1 (|NODE(1)| = 1 > 0 = 2 ln 1), the only "
+        "failure for t <= 1e5. Corrected: |NODE(t)| = popcount(t) <= ceil(log2 t) <= 2 ln t for every t >= 2."
+    ),
+    kind="deterministic",
+    requires=("tree_node",),
+    check=_check_node_count_bound,
+    mutants=(
+        on_output("one_node_per_layer", "NODE(t) pads to one entry per layer, ceil(log2 t) + 1 entries",
+                  "tree_node", _one_node_per_layer),
+    ),
+    erratum=True,
+)
 
 
 # --- zo_o2nc Thm 4.3 / Lemma C.1 (erratum zo_o2nc.E3): |OUT(q)| = ⌈log2 n⌉ + 1 <= 2 ln n ---------------------------
@@ -230,6 +327,24 @@ def _check_out_count_constant(subject, ctx):
             f"{over_budget[2]:.4f} at T=2 and {over_budget[4]:.4f} at T=4, and has sigma = 0 at T=1"
         ),
     )
+
+
+OUT_COUNT_CONSTANT = Claim(
+    id="zo_o2nc.thm4_3.out_count_constant",
+    paper="zo_o2nc",
+    location="Theorem 4.3 proof (Lemma C.1 with |OUT(q)|); Corollary 4.4; zo_o2nc.E3",
+    statement=(
+        "Printed: |OUT(q)| = ceil(log2 n) + 1 <= 2 ln n. False: the inequality fails at n in {1..7, 9..12, "
+        "17..20, 33}, and the count includes unused nodes b > n. Corrected: max_q c_q(n) = floor(log2 n) + 1, "
+        "which is <= 2 ln n for every n except n in {1, 2, 4}; hence Cor 4.4 with s_1 = s_2 is over budget "
+        "by (floor(log2 T) + 1)/(2 ln T) = 1.443 at T = 2 and 1.082 at T = 4 (and sigma = 0 at T = 1)."
+    ),
+    kind="deterministic",
+    requires=("max_participation_count",),
+    check=_check_out_count_constant,
+    mutants=(PAPER_MAX_COUNT,),
+    erratum=True,
+)
 
 
 # --- zo_o2nc Alg 5 / Thm 4.3 proof: the release is prefix sums plus Σ_{b∈R(t)} ξ_b --------------------------
@@ -289,6 +404,38 @@ def _check_prefix_identity(subject, ctx):
             "error / that budget)"
         ),
     )
+
+
+def _per_step_noise(call):
+    xi = np.asarray(call.node_noise, dtype=np.float64)
+    return np.asarray(call.original(node_noise=np.zeros_like(xi)), dtype=np.float64) + xi
+
+
+def _previous_node(call):
+    xi = np.asarray(call.node_noise, dtype=np.float64)
+    noise = np.asarray(call.original(leaf_values=np.zeros_like(xi), node_noise=xi), dtype=np.float64)
+    shifted = np.zeros_like(noise)
+    shifted[1:] = noise[:-1]  # TREE(t − 1): NODE(t − 1) instead of NODE(t)
+    return np.asarray(call.original(node_noise=np.zeros_like(xi)), dtype=np.float64) + shifted
+
+
+PREFIX_IDENTITY = Claim(
+    id="zo_o2nc.alg5.prefix_identity",
+    paper="zo_o2nc",
+    location="Theorem 4.3 (proof: the node sums over NODE(t) add up to the prefix sum); Algorithm 5 line 3",
+    statement=(
+        "The tree release is x_t = sum_{i<=t} m_i + sum_{b in R(t)} xi_b: with xi = 0 it is the prefix sums "
+        "of m, with m = 0 it is TREE(t) = sum over NODE(t) of xi_b; in float64 within the summation bound "
+        "(t + popcount(t) + 1) u (sum|m_i| + sum|xi_b|) of the exact value."
+    ),
+    kind="deterministic",
+    requires=("tree_aggregate",),
+    check=_check_prefix_identity,
+    mutants=(
+        substitute("per_step_noise", "adds xi_t only (per-step Gaussian, no tree)", "tree_aggregate", _per_step_noise),
+        substitute("previous_node", "the noise uses NODE(t - 1) instead of NODE(t)", "tree_aggregate", _previous_node),
+    ),
+)
 
 
 # --- zo_o2nc Alg 5, Cor 4.5: Cov(TREE(t), TREE(t')) = Σ_{b∈R(t)∩R(t')} σ_b² I ----------------------------------
@@ -368,195 +515,130 @@ def _check_noise_covariance(subject, ctx):
     return combine(parts, ctx)
 
 
-# --- mutants -------------------------------------------------------------------------------------------
-
-def _drops_last_when_even(original):
-    def tree_node(t):
-        nodes = sorted(original(t))
-        return nodes[:-1] if t % 2 == 0 else nodes
-
-    return tree_node
+def _popcount_covariance(call):
+    sigma = float(np.asarray(call.noise_stds, dtype=np.float64)[min(call.t, call.t_other) - 1])
+    return _popcount(min(call.t, call.t_other)) * sigma**2
 
 
-def _halves(original):
-    def tree_node(t):
-        if t == 1:
-            return [(1, 1)]
-        half = (t + 1) // 2
-        return [(1, half), (half + 1, t)]
-
-    return tree_node
+def _first_noise_everywhere(node_noise):
+    xi = np.asarray(node_noise, dtype=np.float64)
+    return np.broadcast_to(xi[:1], xi.shape).copy()
 
 
-def _one_node_per_layer(original):
-    def tree_node(t):
-        nodes = sorted(original(t))
-        while len(nodes) < _ceil_log2(t) + 1:  # the "while k < t" guard dropped: one entry per layer
-            nodes.append((t, t))
-        return nodes
-
-    return tree_node
-
-
-def _counts_unused_nodes(original):
-    def participation_count(q, n):
-        top = 2 ** _ceil_log2(n)  # the full tree over 2^⌈log2 n⌉ leaves, nodes with b > n included
-        count, b = 0, q
-        while b <= top:
-            count, b = count + 1, b + _lowbit(b)
-        return count
-
-    return participation_count
-
-
-def _paper_max_count(original):
-    def max_participation_count(n):
-        return _ceil_log2(n) + 1
-
-    return max_participation_count
-
-
-def _per_step_noise(original):
-    def tree_aggregate(leaf_values, node_noise):
-        xi = np.asarray(node_noise, dtype=np.float64)
-        return np.asarray(original(leaf_values, np.zeros_like(xi)), dtype=np.float64) + xi
-
-    return tree_aggregate
-
-
-def _previous_node(original):
-    def tree_aggregate(leaf_values, node_noise):
-        xi = np.asarray(node_noise, dtype=np.float64)
-        noise = np.asarray(original(np.zeros_like(xi), xi), dtype=np.float64)
-        shifted = np.zeros_like(noise)
-        shifted[1:] = noise[:-1]  # TREE(t − 1): NODE(t − 1) instead of NODE(t)
-        return np.asarray(original(leaf_values, np.zeros_like(xi)), dtype=np.float64) + shifted
-
-    return tree_aggregate
-
-
-def _popcount_covariance(original):
-    def tree_noise_covariance(t, t_other, noise_stds):
-        sigma = float(np.asarray(noise_stds, dtype=np.float64)[min(t, t_other) - 1])
-        return _popcount(min(t, t_other)) * sigma**2
-
-    return tree_noise_covariance
-
-
-def _reused_first_noise(original):
-    def tree_aggregate(leaf_values, node_noise):
-        xi = np.asarray(node_noise, dtype=np.float64)
-        return original(leaf_values, np.broadcast_to(xi[:1], xi.shape).copy())
-
-    return tree_aggregate
-
-
-PAPER_MAX_COUNT = mutant("paper_max_count", "max_participation_count = ceil(log2 n) + 1, the paper's count",
-                         "max_participation_count", _paper_max_count)
-
-CLAIMS = [
-    Claim(
-        id="zo_o2nc.alg5.node_dyadic",
-        paper="zo_o2nc",
-        location="Algorithm 5 (NODE), §4.2",
-        statement=(
-            "NODE(t) is a set of disjoint dyadic intervals [(k-1)2^j + 1, k 2^j] tiling [1, t], equal to the "
-            "Fenwick form {(b - lowbit(b) + 1, b) : b in R(t)}, so |NODE(t)| = popcount(t); NODE(7) = "
-            "{(1,4),(5,6),(7,7)}, NODE(8) = {(1,8)}, NODE(13) = {(1,8),(9,12),(13,13)}, NODE(1) = {(1,1)}."
-        ),
-        kind="deterministic",
-        requires=("tree_node",),
-        check=_check_node_dyadic,
-        mutants=(
-            mutant("drops_last_when_even", "drops the last node of NODE(t) when t is even", "tree_node", _drops_last_when_even),
-            mutant("halves", "splits [1, t] into two halves: covers [1, t] but not with dyadic nodes", "tree_node", _halves),
-        ),
+NOISE_COVARIANCE = Claim(
+    id="zo_o2nc.alg5.noise_covariance",
+    paper="zo_o2nc",
+    location="§4.2 (correlated tree noise); Corollary 4.5 (E‖TREE(t)‖² = popcount(t)·dσ², zo_o2nc.E4)",
+    statement=(
+        "With node noises xi_b ~ N(0, sigma_b^2 I_d), Cov(TREE(t), TREE(t')) = c(t, t') I_d with "
+        "c(t, t') = tree_noise_covariance(t, t', sigma) = sum_{b in R(t) & R(t')} sigma_b^2; in particular "
+        "E||TREE(t)||^2 = d sum_{b in R(t)} sigma_b^2 (= popcount(t) d sigma^2 for constant sigma)."
     ),
-    Claim(
-        id="zo_o2nc.thm4_3.participation_count",
-        paper="zo_o2nc",
-        location="Theorem 4.3 proof, Lemma C.1 (OUT(q))",
-        statement=(
-            "Leaf q lies in c_q(n) = #{b <= n : q in N_b} of the used tree nodes N_b = [b - lowbit(b) + 1, b]; "
-            "max_q c_q(n) = floor(log2 n) + 1, attained only at q = 1, and c_q(n) <= floor(log2 n) for q >= 2."
-        ),
-        kind="deterministic",
-        requires=("participation_count", "max_participation_count"),
-        check=_check_participation_count,
-        mutants=(
-            mutant("counts_unused_nodes", "counts the ancestors in the full tree over 2^ceil(log2 n) leaves (nodes b > n)",
-                   "participation_count", _counts_unused_nodes),
-            PAPER_MAX_COUNT,
-        ),
-    ),
-    Claim(
-        id="zo_o2nc.remark4_2.node_count_bound",
-        paper="zo_o2nc",
-        location="Remark 4.2; Corollary 4.5; zo_o2nc.E4",
-        statement=(
-            "Printed: |NODE(t)| <= ceil(log2 t) <= 2 ln t. False at t = 1 (|NODE(1)| = 1 > 0 = 2 ln 1), the only "
-            "failure for t <= 1e5. Corrected: |NODE(t)| = popcount(t) <= ceil(log2 t) <= 2 ln t for every t >= 2."
-        ),
-        kind="deterministic",
-        requires=("tree_node",),
-        check=_check_node_count_bound,
-        mutants=(
-            mutant("one_node_per_layer", "NODE(t) pads to one entry per layer, ceil(log2 t) + 1 entries",
-                   "tree_node", _one_node_per_layer),
-        ),
-        erratum=True,
-    ),
-    Claim(
-        id="zo_o2nc.thm4_3.out_count_constant",
-        paper="zo_o2nc",
-        location="Theorem 4.3 proof (Lemma C.1 with |OUT(q)|); Corollary 4.4; zo_o2nc.E3",
-        statement=(
-            "Printed: |OUT(q)| = ceil(log2 n) + 1 <= 2 ln n. False: the inequality fails at n in {1..7, 9..12, "
-            "17..20, 33}, and the count includes unused nodes b > n. Corrected: max_q c_q(n) = floor(log2 n) + 1, "
-            "which is <= 2 ln n for every n except n in {1, 2, 4}; hence Cor 4.4 with s_1 = s_2 is over budget "
-            "by (floor(log2 T) + 1)/(2 ln T) = 1.443 at T = 2 and 1.082 at T = 4 (and sigma = 0 at T = 1)."
-        ),
-        kind="deterministic",
-        requires=("max_participation_count",),
-        check=_check_out_count_constant,
-        mutants=(
-            PAPER_MAX_COUNT,
-        ),
-        erratum=True,
-    ),
-    Claim(
-        id="zo_o2nc.alg5.prefix_identity",
-        paper="zo_o2nc",
-        location="Theorem 4.3 (proof: the node sums over NODE(t) add up to the prefix sum); Algorithm 5 line 3",
-        statement=(
-            "The tree release is x_t = sum_{i<=t} m_i + sum_{b in R(t)} xi_b: with xi = 0 it is the prefix sums "
-            "of m, with m = 0 it is TREE(t) = sum over NODE(t) of xi_b; in float64 within the summation bound "
-            "(t + popcount(t) + 1) u (sum|m_i| + sum|xi_b|) of the exact value."
-        ),
-        kind="deterministic",
-        requires=("tree_aggregate",),
-        check=_check_prefix_identity,
-        mutants=(
-            mutant("per_step_noise", "adds xi_t only (per-step Gaussian, no tree)", "tree_aggregate", _per_step_noise),
-            mutant("previous_node", "the noise uses NODE(t - 1) instead of NODE(t)", "tree_aggregate", _previous_node),
-        ),
-    ),
-    Claim(
-        id="zo_o2nc.alg5.noise_covariance",
-        paper="zo_o2nc",
-        location="§4.2 (correlated tree noise); Corollary 4.5 (E‖TREE(t)‖² = popcount(t)·dσ², zo_o2nc.E4)",
-        statement=(
-            "With node noises xi_b ~ N(0, sigma_b^2 I_d), Cov(TREE(t), TREE(t')) = c(t, t') I_d with "
-            "c(t, t') = tree_noise_covariance(t, t', sigma) = sum_{b in R(t) & R(t')} sigma_b^2; in particular "
-            "E||TREE(t)||^2 = d sum_{b in R(t)} sigma_b^2 (= popcount(t) d sigma^2 for constant sigma)."
-        ),
-        kind="monte_carlo",
-        requires=("tree_aggregate", "tree_noise_covariance"),
-        check=_check_noise_covariance,
-        mutants=(
-            mutant("popcount_covariance", "c(t, t') = popcount(min(t, t')) sigma^2 (sigma of the earlier step)",
+    kind="monte_carlo",
+    requires=("tree_aggregate", "tree_noise_covariance"),
+    check=_check_noise_covariance,
+    mutants=(
+        substitute("popcount_covariance", "c(t, t') = popcount(min(t, t')) sigma^2 (sigma of the earlier step)",
                    "tree_noise_covariance", _popcount_covariance),
-            mutant("reused_first_noise", "the aggregate reuses xi_1 for every node", "tree_aggregate", _reused_first_noise),
-        ),
+        rebind("reused_first_noise", "the aggregate reuses xi_1 for every node", "tree_aggregate",
+               node_noise=_first_noise_everywhere),
     ),
-]
+)
+
+
+# --- zo_o2nc Thm 4.3 (corrected, zo_o2nc.E3): the tree's RDP --------------------------------------------------
+
+def _tree_sizes(ctx):
+    small = ctx.budget.pick(quick=range(1, 40), full=range(1, 300))
+    around_powers = {p + k for p in (2**j for j in range(5, 13)) for k in (-1, 0, 1)}
+    big = ctx.budget.pick(quick=(63, 64, 65, 127, 128, 129, 1000), full=sorted(around_powers | {1000, 3000}))
+    return sorted(set(small) | set(big))
+
+
+def _max_count(n: int) -> int:
+    """max_q c_q(n) from reference.mechanisms.participation_count (verified by zo_o2nc.thm4_3.participation_count)."""
+    return max(participation_count(q, n) for q in range(1, n + 1))
+
+
+def _check_tree_rdp(subject, ctx):
+    orders = np.array([1.5, 2.0, 7.25, 64.0])
+    worst, where = 0.0, ""
+
+    def note(err, label):
+        nonlocal worst, where
+        if not err <= worst:
+            worst, where = err, label
+
+    sizes = _tree_sizes(ctx)
+    exact_sizes = [n for n in sizes if n <= ctx.budget.pick(quick=130, full=1100)]
+    counts = {n: _max_count(n) for n in exact_sizes}
+    for n in sizes:
+        count = n.bit_length()  # ⌊log2 n⌋ + 1; equals the max participation count (checked below where computed)
+        if n in counts and counts[n] != count:
+            return deterministic(False, detail=f"ground truth inconsistent: max count {counts[n]} at n={n}")
+        for z in (0.5, 2.0):
+            for restarts in (1, 3):
+                want = restarts * orders * count / (2 * z * z)
+                note(entrywise_relative(subject.rdp_tree_aggregation(orders, z, n, restarts), want),
+                     f"rdp_tree_aggregation n={n}, z={z}, restarts={restarts}")
+    rng = ctx.generator("tree_exact")
+    for n in exact_sizes:
+        # constant sensitivity and noise: the counting formula α s² c_max / (2σ²), and the same as rdp_tree_aggregation
+        s, sigma = 0.7, 1.9
+        want = orders * s * s * counts[n] / (2 * sigma * sigma)
+        note(entrywise_relative(subject.rdp_tree_exact(orders, np.full(n, s), np.full(n, sigma)), want),
+             f"rdp_tree_exact constant n={n}")
+        note(entrywise_relative(subject.rdp_tree_exact(orders, np.ones(n), np.full(n, 2.0)),
+                                 subject.rdp_tree_aggregation(orders, 2.0, n, 1)),
+             f"rdp_tree_exact(s=1, sigma=z) vs rdp_tree_aggregation(z) n={n}")
+    for n in ctx.budget.pick(quick=(1, 2, 5, 13, 64), full=(1, 2, 5, 13, 64, 100, 257)):
+        sens = rng.uniform(0.1, 2.0, n)
+        stds = rng.uniform(0.5, 3.0, n)
+        worst_q = 0.0
+        for q in range(1, n + 1):
+            chain, b = [], q
+            while b <= n:  # the nodes N_b = [b − lowbit(b) + 1, b] that contain q
+                chain.append(b)
+                b += b & -b
+            worst_q = max(worst_q, sens[q - 1] ** 2 * math.fsum(1.0 / stds[b - 1] ** 2 for b in chain))
+        note(entrywise_relative(subject.rdp_tree_exact(orders, sens, stds), orders / 2 * worst_q),
+             f"rdp_tree_exact heterogeneous n={n}")
+    return deterministic(worst <= IDENTITY_RTOL, statistic=worst, bound=IDENTITY_RTOL,
+                         detail=f"max relative deviation from the counting formulas; worst at {where}")
+
+
+def _paper_count(call):
+    steps = int(call.steps)
+    floor_count, paper = steps.bit_length(), (steps - 1).bit_length() + 1  # ⌊log2 n⌋+1 and ⌈log2 n⌉+1
+    return array(call.original(steps=steps)) * paper / floor_count
+
+
+def _decoupled_max(call):
+    """α/2 · max_q s_q² · max_q Σ_{b ∋ q} 1/σ_b²: the two maxima taken separately (a loose bound, not the value)."""
+    s = np.asarray(call.sensitivities, dtype=np.float64)
+    unit = array(call.original(sensitivities=np.ones(s.size)))
+    return unit * float(np.max(s * s))
+
+
+TREE_RDP = Claim(
+    id="zo_o2nc.thm4_3.tree_rdp",
+    paper="zo_o2nc",
+    location="Theorem 4.3 (corrected, zo_o2nc.E3); TF-Privacy compute_rdp_tree_restart",
+    statement=(
+        "Tree aggregation over n leaves with node noise multiplier z, restarted R times, has RDP R alpha "
+        "(floor(log2 n) + 1)/(2 z^2) (the max participation count, summed over restarts), and the exact per-leaf "
+        "RDP alpha/2 max_q s_q^2 sum_{b <= n, q in N_b} 1/sigma_b^2 equals it for constant s, sigma and the "
+        "brute-force sum for heterogeneous s_q, sigma_b; relative 1e-12."
+    ),
+    kind="deterministic",
+    requires=("rdp_tree_aggregation", "rdp_tree_exact"),
+    check=_check_tree_rdp,
+    mutants=(
+        substitute("paper_count", "counts ceil(log2 n) + 1 nodes per leaf (the paper's |OUT(q)|)",
+                   "rdp_tree_aggregation", _paper_count),
+        rebind("max_over_restarts", "takes the max over restarted trees instead of the sum",
+               "rdp_tree_aggregation", restarts=1),
+        substitute("decoupled_max", "max_q s_q^2 times max_q sum 1/sigma_b^2 (maxima taken separately)",
+                   "rdp_tree_exact", _decoupled_max),
+    ),
+)

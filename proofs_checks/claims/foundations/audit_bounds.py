@@ -1,5 +1,7 @@
-"""Claims about the audit bounds themselves (``empirical_dp.bounds``, ``empirical_dp.one_run``): an audit of
-DPZero's scalar release (dpzero Lemma 2.2; Algorithm 2 line 6) is only as good as the confidence its lower bounds claim.
+"""dpzero Lemma 2.2 and Algorithm 2 line 6 (auditing the scalar release): the audit bounds themselves.
+
+An audit of DPZero's scalar release is only as good as the confidence its lower bounds
+(``empirical_dp.bounds``, ``empirical_dp.one_run``) claim:
 
 * coverage of the Clopper–Pearson ε bound and of the μ bound, simulated on a Gaussian mechanism of known μ
   (N(0, 1) against N(μ, 1), a fixed threshold, N trials per side): the bound exceeds the true ε(δ) (the true μ)
@@ -23,9 +25,7 @@ from scipy import optimize
 from scipy.special import expit
 from scipy.stats import binom, norm
 
-from ..claim import Claim
-from ..stats import POWER, TestResult
-from ._common import combine, decide, deterministic, mutant
+from proofs_checks.authoring import POWER, Claim, TestResult, combine, decide, deterministic, rebind, substitute
 
 CONFIDENCE = 0.95  # the audits' joint confidence; declared exceedance rate 1 − CONFIDENCE
 LOCATION = "audit of the Gaussian mechanism (Lemma 2.2; Algorithm 2 line 6)"
@@ -91,7 +91,38 @@ def _threshold_counts(rng, mu: float, threshold: float, trials: int, repetitions
     return pairs
 
 
-# --- dpzero.audit.cp_bound_coverage ----------------------------------------------------------------
+
+# --- what the broken bounds compute from the rates (mutants) -------------------------------------------
+
+def _log_ratio(numerator: float, denominator: float) -> float:
+    if numerator <= 0:
+        return 0.0
+    return math.inf if denominator <= 0 else math.log(numerator / denominator)
+
+
+def _epsilon_from_rates(fpr_upper: float, fnr_upper: float, delta: float) -> float:
+    return max(0.0, _log_ratio(1 - delta - fnr_upper, fpr_upper), _log_ratio(1 - delta - fpr_upper, fnr_upper))
+
+
+def _mu_from_rates(fpr_upper: float, fnr_upper: float) -> float:
+    with np.errstate(invalid="ignore"):  # isf(0) − ppf(1) = inf − inf: no evidence either way
+        raw = float(norm.isf(fpr_upper) - norm.ppf(fnr_upper))
+    return 0.0 if math.isnan(raw) else max(0.0, raw)
+
+
+def _wald_upper(count: int, trials: int, confidence: float) -> float:
+    rate = count / trials
+    return min(1.0, rate + float(norm.ppf(confidence)) * math.sqrt(rate * (1 - rate) / trials))
+
+
+def _wald_rates(call) -> tuple[float, float]:
+    """Wald upper bounds on (FPR, FNR) of an ``epsilon_lower_bound`` / ``gdp_mu_lower_bound`` call, Bonferroni split."""
+    per_rate = 1 - (1 - call.confidence) / 2
+    return (_wald_upper(call.false_positives, call.negatives, per_rate),
+            _wald_upper(call.false_negatives, call.positives, per_rate))
+
+
+# --- Lemma 2.2; Algorithm 2 line 6: the Clopper–Pearson ε bound covers ------------------------------
 
 EPS_MU, EPS_DELTA, EPS_TRIALS = 1.0, 0.01, 300
 
@@ -121,7 +152,30 @@ def _check_cp_coverage(subject, ctx):
     return combine(parts, ctx)
 
 
-# --- dpzero.audit.gdp_bound_coverage ---------------------------------------------------------------
+CP_BOUND_COVERAGE = Claim(
+    id="dpzero.audit.cp_bound_coverage",
+    paper="dpzero",
+    location=LOCATION,
+    statement="The (eps, delta) lower bound of one fixed threshold test (Clopper-Pearson upper bounds on FPR and "
+              "FNR, Bonferroni over the two) exceeds the true eps(delta) of the mechanism with probability at "
+              "most 1 - confidence; simulated on N(0,1) vs N(1,1), delta = 0.01, N = 300 per side, the "
+              "likelihood-ratio threshold, confidence 0.95.",
+    kind="monte_carlo",
+    requires=("epsilon_lower_bound",),
+    check=_check_cp_coverage,
+    mutants=(
+        substitute("point_estimates", "observed error rates in place of their Clopper–Pearson upper bounds "
+                   "(no confidence at all)", "epsilon_lower_bound",
+                   lambda call: _epsilon_from_rates(call.false_positives / call.negatives,
+                                                    call.false_negatives / call.positives, call.delta)),
+        substitute("wald_interval", "normal-approximation (Wald) upper bounds on the rates instead of "
+                   "Clopper–Pearson (0 false positives give FPR_u = 0)", "epsilon_lower_bound",
+                   lambda call: _epsilon_from_rates(*_wald_rates(call), call.delta)),
+    ),
+)
+
+
+# --- Lemma 2.2; Algorithm 2 line 6: the μ-GDP bound covers ------------------------------------------
 
 GDP_MU, GDP_THRESHOLD, GDP_TRIALS = 1.0, 2.5, 200
 
@@ -146,7 +200,28 @@ def _check_gdp_coverage(subject, ctx):
     return combine(parts, ctx)
 
 
-# --- dpzero.audit.ceiling_closed_form --------------------------------------------------------------
+GDP_BOUND_COVERAGE = Claim(
+    id="dpzero.audit.gdp_bound_coverage",
+    paper="dpzero",
+    location=LOCATION,
+    statement="The mu-GDP lower bound Phi^-1(1 - FPR_u) - Phi^-1(FNR_u) of one fixed threshold test exceeds the "
+              "true mu with probability at most 1 - confidence; simulated on N(0,1) vs N(1,1), threshold 2.5, "
+              "N = 200 per side, confidence 0.95.",
+    kind="monte_carlo",
+    requires=("gdp_mu_lower_bound",),
+    check=_check_gdp_coverage,
+    mutants=(
+        substitute("point_estimates", "observed error rates in place of their Clopper–Pearson upper bounds",
+                   "gdp_mu_lower_bound",
+                   lambda call: _mu_from_rates(call.false_positives / call.negatives,
+                                               call.false_negatives / call.positives)),
+        substitute("wald_interval", "normal-approximation (Wald) upper bounds on the rates instead of "
+                   "Clopper–Pearson", "gdp_mu_lower_bound", lambda call: _mu_from_rates(*_wald_rates(call))),
+    ),
+)
+
+
+# --- Lemma 2.2; Algorithm 2 line 6: the sample-size ceiling ------------------------------------------
 
 CEILING_TRIALS = (10, 30, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000)
 CEILING_DELTAS = (0.0, 1e-5, 0.05)
@@ -204,7 +279,32 @@ def _check_ceiling(subject, ctx):
                                 f"{checked} epsilon_lower_bound values <= the ceiling")
 
 
-# --- dpzero.audit.one_run_coverage -----------------------------------------------------------------
+def _no_bonferroni(confidence):
+    """Joint confidence 2c − 1: each rate (1 − (1 − (2c − 1))/2 = c) and the ceiling's u = 1 − (1 − c)^{1/N}
+    at the joint confidence, the Bonferroni split lost."""
+    return 2 * confidence - 1
+
+
+CEILING_CLOSED_FORM = Claim(
+    id="dpzero.audit.ceiling_closed_form",
+    paper="dpzero",
+    location=LOCATION,
+    statement="With N trials per side, no threshold test certifies more than eps_max = max(0, log((1 - delta - "
+              "u)/u)), u = 1 - ((1 - confidence)/2)^(1/N): epsilon_ceiling equals this closed form (relative "
+              "1e-9, N from 10 to 1e7) and every epsilon_lower_bound with N trials per side is at most it.",
+    kind="deterministic",
+    requires=("epsilon_ceiling", "epsilon_lower_bound"),
+    check=_check_ceiling,
+    mutants=(
+        rebind("ceiling_no_bonferroni", "ceiling with u = 1 - (1 - confidence)^(1/N) (Bonferroni split lost)",
+               "epsilon_ceiling", confidence=_no_bonferroni),
+        rebind("bound_no_bonferroni", "epsilon_lower_bound puts each rate at the joint confidence (Bonferroni "
+               "split lost)", "epsilon_lower_bound", confidence=_no_bonferroni),
+    ),
+)
+
+
+# --- one-run audit (Steinke–Nasr–Jagielski 2023 Thm 3): the one-run bound covers ----------------------
 
 ONE_RUN_EPSILON = 2.0
 ONE_RUN_SETTINGS = (  # (canaries m, guesses r, δ): abstaining on m − r canaries chosen in advance; δ > 0 path
@@ -244,159 +344,22 @@ def _check_one_run_coverage(subject, ctx):
     return combine(parts, ctx)
 
 
-# --- mutants -------------------------------------------------------------------------------------------
-
-def _log_ratio(numerator: float, denominator: float) -> float:
-    if numerator <= 0:
-        return 0.0
-    return math.inf if denominator <= 0 else math.log(numerator / denominator)
-
-
-def _epsilon_from_rates(fpr_upper: float, fnr_upper: float, delta: float) -> float:
-    return max(0.0, _log_ratio(1 - delta - fnr_upper, fpr_upper), _log_ratio(1 - delta - fpr_upper, fnr_upper))
-
-
-def _mu_from_rates(fpr_upper: float, fnr_upper: float) -> float:
-    with np.errstate(invalid="ignore"):  # isf(0) − ppf(1) = inf − inf: no evidence either way
-        raw = float(norm.isf(fpr_upper) - norm.ppf(fnr_upper))
-    return 0.0 if math.isnan(raw) else max(0.0, raw)
-
-
-def _wald_upper(count: int, trials: int, confidence: float) -> float:
-    rate = count / trials
-    return min(1.0, rate + float(norm.ppf(confidence)) * math.sqrt(rate * (1 - rate) / trials))
-
-
-def _epsilon_point_estimates(original):
-    def epsilon_lower_bound(false_positives, negatives, false_negatives, positives, delta, confidence):
-        return _epsilon_from_rates(false_positives / negatives, false_negatives / positives, delta)
-
-    return epsilon_lower_bound
-
-
-def _epsilon_wald(original):
-    def epsilon_lower_bound(false_positives, negatives, false_negatives, positives, delta, confidence):
-        per_rate = 1 - (1 - confidence) / 2
-        return _epsilon_from_rates(_wald_upper(false_positives, negatives, per_rate),
-                                   _wald_upper(false_negatives, positives, per_rate), delta)
-
-    return epsilon_lower_bound
-
-
-def _epsilon_no_bonferroni(original):
-    def epsilon_lower_bound(false_positives, negatives, false_negatives, positives, delta, confidence):
-        # joint confidence 2c − 1 puts each rate at 1 − (1 − (2c − 1))/2 = c: both rates at the joint confidence
-        return original(false_positives, negatives, false_negatives, positives, delta, 2 * confidence - 1)
-
-    return epsilon_lower_bound
-
-
-def _mu_point_estimates(original):
-    def gdp_mu_lower_bound(false_positives, negatives, false_negatives, positives, confidence):
-        return _mu_from_rates(false_positives / negatives, false_negatives / positives)
-
-    return gdp_mu_lower_bound
-
-
-def _mu_wald(original):
-    def gdp_mu_lower_bound(false_positives, negatives, false_negatives, positives, confidence):
-        per_rate = 1 - (1 - confidence) / 2
-        return _mu_from_rates(_wald_upper(false_positives, negatives, per_rate),
-                              _wald_upper(false_negatives, positives, per_rate))
-
-    return gdp_mu_lower_bound
-
-
-def _ceiling_no_bonferroni(original):
-    def epsilon_ceiling(trials_per_side, delta, confidence):
-        return original(trials_per_side, delta, 2 * confidence - 1)  # u = 1 − (1 − confidence)^{1/N}
-
-    return epsilon_ceiling
-
-
-def _one_run_off_by_one(original):
-    def one_run_epsilon_lower_bound(correct, guesses, delta, confidence, canaries):
+ONE_RUN_COVERAGE = Claim(
+    id="dpzero.audit.one_run_coverage",
+    paper="dpzero",
+    location=LOCATION + "; one-run audit (Steinke-Nasr-Jagielski 2023, Thm 3)",
+    statement="The one-run eps lower bound exceeds the true eps of the mechanism with probability at most "
+              "1 - confidence; simulated on randomized response of each canary's bit (eps = 2, m = 60 "
+              "canaries; r = 30 guesses with delta = 0, and r = 60 with delta = 1e-4), confidence 0.95.",
+    kind="monte_carlo",
+    requires=("one_run_epsilon_lower_bound",),
+    check=_check_one_run_coverage,
+    mutants=(
         # P[X > v] in place of P[X ≥ v]: the same as one more correct guess (capped at r)
-        return original(min(correct + 1, guesses), guesses, delta, confidence, canaries)
-
-    return one_run_epsilon_lower_bound
-
-
-def _one_run_alpha_for_confidence(original):
-    def one_run_epsilon_lower_bound(correct, guesses, delta, confidence, canaries):
-        return original(correct, guesses, delta, 1 - confidence, canaries)  # rejects when p ≤ confidence
-
-    return one_run_epsilon_lower_bound
-
-
-EPS_POINT = mutant("point_estimates", "observed error rates in place of their Clopper–Pearson upper bounds "
-                   "(no confidence at all)", "epsilon_lower_bound", _epsilon_point_estimates)
-EPS_WALD = mutant("wald_interval", "normal-approximation (Wald) upper bounds on the rates instead of "
-                  "Clopper–Pearson (0 false positives give FPR_u = 0)", "epsilon_lower_bound", _epsilon_wald)
-
-CLAIMS = [
-    Claim(
-        id="dpzero.audit.cp_bound_coverage",
-        paper="dpzero",
-        location=LOCATION,
-        statement="The (eps, delta) lower bound of one fixed threshold test (Clopper-Pearson upper bounds on FPR and "
-                  "FNR, Bonferroni over the two) exceeds the true eps(delta) of the mechanism with probability at "
-                  "most 1 - confidence; simulated on N(0,1) vs N(1,1), delta = 0.01, N = 300 per side, the "
-                  "likelihood-ratio threshold, confidence 0.95.",
-        kind="monte_carlo",
-        requires=("epsilon_lower_bound",),
-        check=_check_cp_coverage,
-        mutants=(EPS_POINT, EPS_WALD),
+        substitute("tail_off_by_one", "p-value P[X > v] instead of P[X >= v] (one correct guess too many)",
+                   "one_run_epsilon_lower_bound",
+                   lambda call: call.original(correct=min(call.correct + 1, call.guesses))),
+        rebind("alpha_for_confidence", "rejects (eps, delta)-DP when p <= confidence instead of p <= 1 - "
+               "confidence", "one_run_epsilon_lower_bound", confidence=lambda confidence: 1 - confidence),
     ),
-    Claim(
-        id="dpzero.audit.gdp_bound_coverage",
-        paper="dpzero",
-        location=LOCATION,
-        statement="The mu-GDP lower bound Phi^-1(1 - FPR_u) - Phi^-1(FNR_u) of one fixed threshold test exceeds the "
-                  "true mu with probability at most 1 - confidence; simulated on N(0,1) vs N(1,1), threshold 2.5, "
-                  "N = 200 per side, confidence 0.95.",
-        kind="monte_carlo",
-        requires=("gdp_mu_lower_bound",),
-        check=_check_gdp_coverage,
-        mutants=(
-            mutant("point_estimates", "observed error rates in place of their Clopper–Pearson upper bounds",
-                   "gdp_mu_lower_bound", _mu_point_estimates),
-            mutant("wald_interval", "normal-approximation (Wald) upper bounds on the rates instead of "
-                   "Clopper–Pearson", "gdp_mu_lower_bound", _mu_wald),
-        ),
-    ),
-    Claim(
-        id="dpzero.audit.ceiling_closed_form",
-        paper="dpzero",
-        location=LOCATION,
-        statement="With N trials per side, no threshold test certifies more than eps_max = max(0, log((1 - delta - "
-                  "u)/u)), u = 1 - ((1 - confidence)/2)^(1/N): epsilon_ceiling equals this closed form (relative "
-                  "1e-9, N from 10 to 1e7) and every epsilon_lower_bound with N trials per side is at most it.",
-        kind="deterministic",
-        requires=("epsilon_ceiling", "epsilon_lower_bound"),
-        check=_check_ceiling,
-        mutants=(
-            mutant("ceiling_no_bonferroni", "ceiling with u = 1 - (1 - confidence)^(1/N) (Bonferroni split lost)",
-                   "epsilon_ceiling", _ceiling_no_bonferroni),
-            mutant("bound_no_bonferroni", "epsilon_lower_bound puts each rate at the joint confidence (Bonferroni "
-                   "split lost)", "epsilon_lower_bound", _epsilon_no_bonferroni),
-        ),
-    ),
-    Claim(
-        id="dpzero.audit.one_run_coverage",
-        paper="dpzero",
-        location=LOCATION + "; one-run audit (Steinke-Nasr-Jagielski 2023, Thm 3)",
-        statement="The one-run eps lower bound exceeds the true eps of the mechanism with probability at most "
-                  "1 - confidence; simulated on randomized response of each canary's bit (eps = 2, m = 60 "
-                  "canaries; r = 30 guesses with delta = 0, and r = 60 with delta = 1e-4), confidence 0.95.",
-        kind="monte_carlo",
-        requires=("one_run_epsilon_lower_bound",),
-        check=_check_one_run_coverage,
-        mutants=(
-            mutant("tail_off_by_one", "p-value P[X > v] instead of P[X >= v] (one correct guess too many)",
-                   "one_run_epsilon_lower_bound", _one_run_off_by_one),
-            mutant("alpha_for_confidence", "rejects (eps, delta)-DP when p <= confidence instead of p <= 1 - "
-                   "confidence", "one_run_epsilon_lower_bound", _one_run_alpha_for_confidence),
-        ),
-    ),
-]
+)

@@ -59,13 +59,13 @@ import math
 import numpy as np
 from scipy import stats as sps
 
+from proofs_checks.authoring import POWER, Claim, TestResult, combine, decide, deterministic, ks_test, substitute
 from reference.algorithms.dpzero import direction_for_step as _reference_direction
 from reference.rng import SEED_BOUND, Streams, sample_sphere
 from reference.secrets import replicate_seeds
 
-from ..claim import Claim
-from ..stats import POWER, TestResult, ks_test
-from ._common import combine, decide, deterministic, mutant
+
+# --- §5 (seed trick), Algorithm 2 line 5, Theorem 3 (privacy), dpzero.E13: public streams reveal no noise ----------
 
 KEY = "dpzero"
 
@@ -107,9 +107,7 @@ def _run_settings(steps):
                 delta=DELTA)
 
 
-# ---------------------------------------------------------------------------------------------------
-# The attacker: candidate streams from public inputs
-
+# the attacker: candidate streams from public inputs
 
 def _stream(seed: int, family: str, steps: int) -> np.ndarray:
     """The T normals a run would add if its noise came from ``family`` under the public ``seed``."""
@@ -267,9 +265,7 @@ def _correlation_test(pooled: dict, level: float) -> tuple[TestResult, str, int]
     return test, f"{worst_rule}: Z = {worst_z:.3g} over {worst_n} steps", rules
 
 
-# ---------------------------------------------------------------------------------------------------
-# The check
-
+# the check
 
 def _public_seeds(gen, count):
     return [int(s) for s in gen.integers(2**40, 2**62, size=count)]
@@ -384,9 +380,7 @@ def _check_public_streams(subject, ctx):
     return combine(parts, ctx)
 
 
-# ---------------------------------------------------------------------------------------------------
-# Mutants: the subject run with a known secret S, its noise swapped for a buggy one
-
+# the mutants: the subject run with a known secret S, its noise swapped for a buggy one
 
 def _known_secret() -> int:
     """A fresh secret the mutant knows (62 bits of operating-system entropy: fits the int64 seed arrays)."""
@@ -394,31 +388,26 @@ def _known_secret() -> int:
 
 
 def _with_noise(noise_of):
-    """A transform: default runs get the noise ``noise_of(public_seeds, secret_noise, steps)`` -> (R, T) instead
-    of their secret noise. Calls with a noise_seed or without noise are passed through."""
+    """A ``substitute`` implementation of ``dpzero``: default runs get the noise ``noise_of(public_seeds,
+    secret_noise, steps)`` -> (R, T) instead of their secret noise. Calls with a noise_seed or without noise are
+    passed through."""
 
-    def transform(original):
-        def dpzero(loss, data, x0, *, steps, seed, noise_seed=None, noise="gaussian", step_size,
-                   perturbation, clip_target="normalized", direction="sphere", **kwargs):
-            call = dict(steps=steps, step_size=step_size, perturbation=perturbation, clip_target=clip_target,
-                        direction=direction, noise=noise, **kwargs)
-            if noise_seed is not None or noise != "gaussian":
-                return original(loss, data, x0, seed=seed, noise_seed=noise_seed, **call)
-            array = isinstance(seed, (np.ndarray, list, tuple))
-            publics = [int(s) for s in np.asarray(seed).reshape(-1)] if array else [int(seed)]
-            secrets = [_known_secret() for _ in publics]
-            result = original(loss, data, x0, seed=seed, noise_seed=np.array(secrets, dtype=np.int64) if array
-                              else secrets[0], **call)
-            secret_noise = np.array([Streams(s).generator(KEY, "noise").standard_normal(steps) for s in secrets])
-            scale = float(result.ledger.plan.noise_std)
-            if clip_target == "raw_difference":
-                scale /= 2 * float(perturbation)
-            shift = scale * (np.asarray(noise_of(publics, secret_noise, steps)) - secret_noise)  # (R, T)
-            return _shifted(result, shift, publics, step_size, direction, array)
+    def dpzero(call):
+        if call.noise_seed is not None or call.noise != "gaussian":
+            return call.original()
+        seed = call.seed
+        array = isinstance(seed, (np.ndarray, list, tuple))
+        publics = [int(s) for s in np.asarray(seed).reshape(-1)] if array else [int(seed)]
+        secrets = [_known_secret() for _ in publics]
+        result = call.original(noise_seed=np.array(secrets, dtype=np.int64) if array else secrets[0])
+        secret_noise = np.array([Streams(s).generator(KEY, "noise").standard_normal(call.steps) for s in secrets])
+        scale = float(result.ledger.plan.noise_std)
+        if call.clip_target == "raw_difference":
+            scale /= 2 * float(call.perturbation)
+        shift = scale * (np.asarray(noise_of(publics, secret_noise, call.steps)) - secret_noise)  # (R, T)
+        return _shifted(result, shift, publics, call.step_size, call.direction, array)
 
-        return dpzero
-
-    return transform
+    return dpzero
 
 
 def _shifted(result, shift, publics, step_size, direction, array):
@@ -464,30 +453,28 @@ def _partly_public(publics, secret_noise, steps):
     return 0.9 * secret_noise + PARTLY_PUBLIC_WEIGHT * np.array(_public_noise(publics, secret_noise, steps))
 
 
-CLAIMS = [
-    Claim(
-        id="dpzero.seed_trick.public_streams_reveal_no_noise",
-        paper="dpzero",
-        location="§5 (seed trick), Algorithm 2 line 5, Theorem 3 (privacy); dpzero.E13",
-        statement="Under the default secret randomness (no noise_seed), publishing everything public — the public "
-                  "seed, the directions, the hyper-parameters, τ and the published ledger — reveals nothing about "
-                  "the noise: the residual ŝ_t − m_t of a run is N(0, σ²) noise that no stream regenerated from "
-                  "public inputs (the public seed, ledger integers, replicate seeds, nearby seeds P+k, spawned "
-                  "children, under the noise, sampling, output and direction keys) matches at any step or "
-                  "correlates with, and two runs with the same public seed get different noise.",
-        kind="privacy",
-        requires=("dpzero", "direction_for_step"),
-        check=_check_public_streams,
-        mutants=(
-            mutant("old_default", "noise_seed defaults to the public seed: the noise is the public seed's "
+PUBLIC_STREAMS_REVEAL_NO_NOISE = Claim(
+    id="dpzero.seed_trick.public_streams_reveal_no_noise",
+    paper="dpzero",
+    location="§5 (seed trick), Algorithm 2 line 5, Theorem 3 (privacy); dpzero.E13",
+    statement="Under the default secret randomness (no noise_seed), publishing everything public — the public "
+              "seed, the directions, the hyper-parameters, τ and the published ledger — reveals nothing about "
+              "the noise: the residual ŝ_t − m_t of a run is N(0, σ²) noise that no stream regenerated from "
+              "public inputs (the public seed, ledger integers, replicate seeds, nearby seeds P+k, spawned "
+              "children, under the noise, sampling, output and direction keys) matches at any step or "
+              "correlates with, and two runs with the same public seed get different noise.",
+    kind="privacy",
+    requires=("dpzero", "direction_for_step"),
+    check=_check_public_streams,
+    mutants=(
+        substitute("old_default", "noise_seed defaults to the public seed: the noise is the public seed's "
                    "('dpzero', 'noise') stream", "dpzero", _with_noise(_public_noise)),
-            mutant("overlapping_replicate_seeds", "replicate r's secret stream is that of public seed P + r + 1 "
+        substitute("overlapping_replicate_seeds", "replicate r's secret stream is that of public seed P + r + 1 "
                    "(seeds S + r: one replicate's secret is another's public seed)", "dpzero",
                    _with_noise(_next_seed_noise)),
-            mutant("noise_key_under_public_seed", "z_t drawn from Streams(P).generator('dpzero', 'noise', t): a "
+        substitute("noise_key_under_public_seed", "z_t drawn from Streams(P).generator('dpzero', 'noise', t): a "
                    "noise key under the public seed", "dpzero", _with_noise(_per_step_public_key)),
-            mutant("partly_public_noise", "noise 0.9·z_secret + √0.19·z_public (still N(0, 1)): correlation 0.44 "
+        substitute("partly_public_noise", "noise 0.9·z_secret + √0.19·z_public (still N(0, 1)): correlation 0.44 "
                    "with the public seed's noise stream", "dpzero", _with_noise(_partly_public)),
-        ),
     ),
-]
+)

@@ -1,5 +1,6 @@
-"""Backend claims for DPZero's algorithms (dpzero Alg 1, Alg 2, DP-GD, MeZO): a subject's runs agree
-with the reference's draw for draw (docs/design.md, Precision and Randomness contract).
+"""dpzero Algorithm 2 (DPZero), Algorithm 1 (DPGD-0th), §2.1 (DP-GD), §5 (MeZO) and Algorithm 2 line 4 (the
+per-sample finite differences a_i): backend claims — a subject agrees with the reference draw for draw
+(docs/design.md, Precision and Randomness contract).
 
 For each configuration (direction law, clip target, batching with each of its accountants — the
 reproduction mode's warning silenced — or no noise) on small problems from ``reference.objectives``
@@ -32,6 +33,9 @@ clipped for some. The mutants (noise from the wrong stream, τ = T − 1, the re
 normaliser, float32 drift or storage, ignored switches) move a step by 1e-8 or far more; the bounds are
 ~1e-15 relative.
 
+The per-sample finite differences (last claim) are compared with the mpmath reference on the same
+direction and data, within the forward error bound of (f(x + λu) − f(x − λu))/(2λ) on a ridge loss.
+
 These claims do not apply to the reference itself (it is the oracle).
 """
 
@@ -44,6 +48,20 @@ import warnings
 import mpmath
 import numpy as np
 
+from proofs_checks.authoring import (
+    Claim,
+    FAIL,
+    UNIT_ROUNDOFF,
+    agreement,
+    combine,
+    deterministic,
+    mp_to_float,
+    on_output,
+    rebind,
+    reference_subject,
+    rounding_gamma,
+    substitute,
+)
 from reference.algorithms.dpzero import (
     DPResult,
     Ledger,
@@ -56,11 +74,6 @@ from reference.precision import to_mp, working_precision
 from reference.rng import Streams
 from reference.secrets import SecretSeed, secret_seed
 
-from ..claim import FAIL, Claim
-from ..subjects import reference_subject
-from ._common import combine, deterministic, mutant
-
-UNIT_ROUNDOFF = 2.0**-53
 SAFETY = 2.0
 DPS = 40
 EPSILON, DELTA = 4.0, 1e-5
@@ -69,10 +82,6 @@ LEDGER_FIELDS = ("algorithm", "steps", "plan", "direction", "clip_target", "batc
 #: Fields of ``DPResult.diagnostics`` (computed on the private data: compared, never published).
 DIAGNOSTIC_FIELDS = ("clip_counts", "batch_sizes", "loss_evaluations", "gradient_evaluations", "nonfinite_counts")
 PER_STEP_FIELDS = ("clip_counts", "batch_sizes", "nonfinite_counts")
-
-
-def gamma(k: int) -> float:
-    return k * UNIT_ROUNDOFF / (1.0 - k * UNIT_ROUNDOFF)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -214,21 +223,21 @@ def _loss_error(objective, point_mp, row, dp):
     if isinstance(objective, EffectiveRankQuadratic):
         a = objective.hessian_diagonal
         grad = float(np.linalg.norm(a * (p - row))) + dp_norm
-        rho = gamma(d + 5) * 0.5 * float(np.sum(a * (np.abs(p) + np.abs(row)) ** 2))
+        rho = rounding_gamma(d + 5) * 0.5 * float(np.sum(a * (np.abs(p) + np.abs(row)) ** 2))
         return grad * dp_norm + rho
     direction, offset = row[:d], row[d]
-    rho = objective.lipschitz * gamma(d + 4) * (float(np.sum(np.abs(direction * p))) + abs(offset) + objective.tau)
+    rho = objective.lipschitz * rounding_gamma(d + 4) * (float(np.sum(np.abs(direction * p))) + abs(offset) + objective.tau)
     return objective.lipschitz * dp_norm + rho
 
 
 def _gradient_error(objective, x, row):
     a = objective.hessian_diagonal
-    return gamma(3) * float(np.linalg.norm(a * (np.abs(x) + np.abs(row))))
+    return rounding_gamma(3) * float(np.linalg.norm(a * (np.abs(x) + np.abs(row))))
 
 
 def _direction_error(config: Config, u_mp):
     u_abs = _mp_abs(u_mp)
-    return u_abs, (gamma(config.d + 5) * u_abs if config.direction == "sphere" else np.zeros(config.d))
+    return u_abs, (rounding_gamma(config.d + 5) * u_abs if config.direction == "sphere" else np.zeros(config.d))
 
 
 def _count_window(values, clip, errors):
@@ -285,14 +294,14 @@ def _exact_step(config, objective, x, u_mp, batch, z, sigma, step_size):
         c = np.array([v * scale for v in g], dtype=object)
         c_norm = float(min(g_norm, clip_mp))
         terms.append(c)
-        term_errors.append(g_error + gamma(config.d + 6) * c_norm)
+        term_errors.append(g_error + rounding_gamma(config.d + 6) * c_norm)
         magnitudes.append(float(g_norm))
-        errors.append(g_error + gamma(config.d + 6) * (clip if math.isfinite(clip) else 0.0))
+        errors.append(g_error + rounding_gamma(config.d + 6) * (clip if math.isfinite(clip) else 0.0))
     k = len(batch)
     if vector:
         total = np.array([mpmath.fsum(c[j] for c in terms) for j in range(config.d)], dtype=object) if k else \
             np.array([mpmath.mpf(0)] * config.d, dtype=object)
-        total_error = sum(term_errors) + gamma(k) * sum(_mp_norm(c) for c in terms)
+        total_error = sum(term_errors) + rounding_gamma(k) * sum(_mp_norm(c) for c in terms)
         mean = total / normaliser
         z_vector = np.array(np.broadcast_to(np.asarray(z, dtype=np.float64), (config.d,)))  # 0.0 when not private
         noise = to_mp(z_vector) * mpmath.mpf(sigma)
@@ -303,7 +312,7 @@ def _exact_step(config, objective, x, u_mp, batch, z, sigma, step_size):
         x_error = float(alpha) * release_error + u * float(alpha) * release_norm + u * _mp_norm(x_next)
         return release, x_next, SAFETY * release_error, SAFETY * x_error, _count_window(magnitudes, clip, errors)
     total = mpmath.fsum(terms)
-    total_error = sum(term_errors) + gamma(k) * sum(abs(float(c)) for c in terms)
+    total_error = sum(term_errors) + rounding_gamma(k) * sum(abs(float(c)) for c in terms)
     mean = total / normaliser
     noise = mpmath.mpf(sigma) * mpmath.mpf(float(z))
     s_hat = mean + noise
@@ -430,7 +439,7 @@ def _compare(config, objective, x0, seed, noise_seed, run: RunView, reference, l
         return [deterministic(False, detail=f"{label}: x_0 != x0, output != x_tau or final != x_T")]
     exact_trace = np.array([float(mpmath.fsum(mpmath.mpf(float(v)) ** 2 for v in x)) for x in run.trajectory])
     trace_gap = float(np.max(np.abs(run.trace - exact_trace)))
-    trace_bound = SAFETY * gamma(d + 1) * float(np.max(exact_trace))
+    trace_bound = SAFETY * rounding_gamma(d + 1) * float(np.max(exact_trace))
     parts.append(deterministic(trace_gap <= trace_bound, statistic=trace_gap, bound=trace_bound,
                                detail=f"{label}: trace vs ‖x_t‖²"))
     sigma = 0.0 if reference.ledger.plan is None else float(reference.ledger.plan.noise_std)
@@ -465,6 +474,8 @@ _FULL_ONLY = (("poisson", 4, "rdp"),)  # its calibration costs seconds
 _NONE = (("full", None), ("poisson", 4), ("shuffle", 3))
 
 
+# --- Algorithm 2: DPZero runs agree with the reference ---------------------------------------------------
+
 def _dpzero_configs(budget):
     quick = [
         Config("dpzero", "quadratic", 3, 10, 6, "sphere", "normalized", "full", None, "lemma22",
@@ -492,6 +503,122 @@ def _dpzero_configs(budget):
     return budget.pick(quick=quick, full=quick + full)
 
 
+def _check_dpzero(subject, ctx):
+    return _check_configs(subject, ctx, _dpzero_configs(ctx.budget))
+
+
+def _naive_dpzero(bug: str):
+    """A loop implementation of Alg 2 (single runs) with one bug, as a ``substitute`` implementation:
+
+    * "direction_noise": z_t drawn from the direction stream right after u_t (the public code, dpzero.E13);
+    * "realised_normaliser": Poisson batches averaged over |B_t| instead of the fixed B;
+    * "float32_drift": x kept in float32 and perturbed in place, x += λu; x −= 2λu; x += λu.
+    """
+
+    def dpzero(call):
+        ref = reference_subject()
+        loss, data, seed, steps, direction = call.loss, call.data, call.seed, call.steps, call.direction
+        clip_threshold, clip_target, batching, batch_size = (call.clip_threshold, call.clip_target, call.batching,
+                                                             call.batch_size)
+        private = call.noise == "gaussian"
+        hidden = None if call.noise_seed is None and not private else secret_seed(call.noise_seed, public_seeds=(seed,))
+        secret = seed if hidden is None else hidden.entropy
+        n, d = data.shape[0], len(call.x0)
+        plan = ref.privacy_plan(clip_threshold=clip_threshold, n=n, steps=steps, epsilon=call.epsilon,
+                                delta=call.delta, batching=batching, batch_size=batch_size,
+                                accountant=call.accountant,
+                                sampling_probability=call.sampling_probability) if private else None
+        config = Config("dpzero", "quadratic", d, n, steps, direction, clip_target, batching, batch_size,
+                        call.accountant, private, sampling_probability=call.sampling_probability)
+        batches = _contract_batches(config, secret)
+        noise_rng = Streams(secret).generator("dpzero", "noise")
+        lam = float(call.perturbation)
+        x = np.array(call.x0, dtype=np.float32 if bug == "float32_drift" else np.float64)
+        iterates, releases, counts, sizes = [x.astype(np.float64)], [], [], []
+        for t, batch in enumerate(batches):
+            u = direction_for_step(seed, t, d, direction)
+            a = []
+            for i in batch:
+                if bug == "float32_drift":
+                    x += (lam * u).astype(np.float32)
+                    f_plus = loss(x.astype(np.float64), data[i])
+                    x -= (2 * lam * u).astype(np.float32)
+                    f_minus = loss(x.astype(np.float64), data[i])
+                    x += (lam * u).astype(np.float32)
+                else:
+                    f_plus, f_minus = loss(x + lam * u, data[i]), loss(x - lam * u, data[i])
+                a.append((f_plus - f_minus) / (2 * lam))
+            a = np.array(a, dtype=np.float64)
+            if clip_target == "raw_difference":
+                a = 2 * lam * a
+            counts.append(int(np.sum(np.abs(a) > clip_threshold)))
+            sizes.append(len(batch))
+            normaliser = n if batching == "full" else batch_size
+            if bug == "realised_normaliser" and batching == "poisson":
+                normaliser = max(len(batch), 1)
+            s_hat = float(np.sum(np.clip(a, -clip_threshold, clip_threshold))) / normaliser
+            if private:
+                if bug == "direction_noise":
+                    rng = Streams(seed).generator("dpzero", "direction", t)
+                    rng.standard_normal(d)  # the direction's draw, then the "noise"
+                    z = rng.standard_normal()
+                else:
+                    z = noise_rng.standard_normal()
+                s_hat += float(plan.noise_std) * z
+            if clip_target == "raw_difference":
+                s_hat /= 2 * lam
+            releases.append(s_hat)
+            x = x - (call.step_size * s_hat * u).astype(x.dtype)
+            iterates.append(x.astype(np.float64))
+        tau = int(Streams(seed).generator("dpzero", "output").integers(steps))
+        ledger = Ledger("dpzero" if private else "mezo", steps, plan, direction, clip_target, batching, seed,
+                        hidden.source if private else None, hidden.guarantee_condition if private else None)
+        diagnostics = NonPrivateDiagnostics(tuple(counts), tuple(sizes), 2 * sum(sizes), 0, (0,) * steps)
+        trajectory = np.array(iterates)
+        return DPResult(trajectory[tau].copy(), tau, trajectory[-1].copy(),
+                        trajectory if call.record_trajectory else None,
+                        None if call.trace is None else np.array([float(call.trace(v)) for v in trajectory]),
+                        np.array(releases), ledger, diagnostics)
+
+    return dpzero
+
+
+def _last_iterate(call):
+    """Outputs x_{T−1} (τ = T − 1) instead of x_τ for the drawn τ."""
+    result = call.original(record_trajectory=True)
+    steps = call.steps
+    return dataclasses.replace(result, output=result.trajectory[..., steps - 1, :].copy(),
+                               output_index=steps - 1 if np.ndim(result.output_index) == 0
+                               else np.full(np.shape(result.output_index), steps - 1),
+                               trajectory=result.trajectory if call.record_trajectory else None)
+
+
+DPZERO = Claim(
+    id="dpzero.backend.dpzero",
+    paper="dpzero",
+    location="Algorithm 2; §5 (experiment variants and accountants); dpzero.E7",
+    statement="On the same seeds the subject's DPZero run (sphere/Gaussian directions, normalized/raw-difference "
+              "clipping, full/Poisson/shuffled batches with each accountant, or no noise) has the reference's output "
+              "index, ledger and diagnostics exactly, and each of its steps is the exact step from its previous "
+              "iterate within the float64 one-step error bound.",
+    kind="backend",
+    requires=("dpzero",),
+    check=_check_dpzero,
+    mutants=(
+        substitute("direction_noise", "z_t drawn from the public direction stream after u_t (dpzero.E13)", "dpzero",
+                   _naive_dpzero("direction_noise")),
+        substitute("last_iterate", "outputs x_{T-1} instead of x_tau", "dpzero", _last_iterate),
+        substitute("realised_normaliser", "Poisson mean divided by |B_t| instead of B", "dpzero",
+                   _naive_dpzero("realised_normaliser")),
+        substitute("float32_drift", "x kept in float32, perturbed in place (x += lam u; x -= 2 lam u; x += lam u)",
+                   "dpzero", _naive_dpzero("float32_drift")),
+    ),
+    applies_to_reference=False,
+)
+
+
+# --- Algorithm 1: DPGD-0th runs agree with the reference -------------------------------------------------
+
 def _dpgd_zeroth_order_configs(budget):
     quick = [
         Config("dpgd_zeroth_order", "quadratic", 3, 10, 6, "sphere", batching="full", accountant="gdp_exact",
@@ -512,6 +639,41 @@ def _dpgd_zeroth_order_configs(budget):
     return budget.pick(quick=quick, full=quick + full)
 
 
+def _check_dpgd_zeroth_order(subject, ctx):
+    return _check_configs(subject, ctx, _dpgd_zeroth_order_configs(ctx.budget))
+
+
+def _float32_storage(result, call):
+    """Iterates, releases and output stored in float32."""
+
+    def f32(v):
+        return None if v is None else np.asarray(v, dtype=np.float32).astype(np.float64)
+
+    return dataclasses.replace(result, output=f32(result.output), final_iterate=f32(result.final_iterate),
+                               trajectory=f32(result.trajectory), releases=f32(result.releases))
+
+
+DPGD_ZEROTH_ORDER = Claim(
+    id="dpzero.backend.dpgd_zeroth_order",
+    paper="dpzero",
+    location="Algorithm 1 (DPGD-0th)",
+    statement="On the same seeds the subject's DPGD-0th run has the reference's output index, ledger and diagnostics "
+              "exactly, and each step (vector clipping of a_i u_t, d-dimensional noise) is the exact step within the "
+              "float64 one-step bound.",
+    kind="backend",
+    requires=("dpgd_zeroth_order",),
+    check=_check_dpgd_zeroth_order,
+    mutants=(
+        # the caller's secret seed dropped: the noise is not the one of the secret seed passed
+        rebind("noise_seed_ignored", "the given secret noise seed ignored", "dpgd_zeroth_order", noise_seed=None),
+        on_output("float32", "iterates and releases stored in float32", "dpgd_zeroth_order", _float32_storage),
+    ),
+    applies_to_reference=False,
+)
+
+
+# --- §2.1: first-order DP-GD runs agree with the reference -----------------------------------------------
+
 def _dpgd_configs(budget):
     quick = [
         Config("dpgd", "quadratic", 3, 10, 6, batching="full", accountant="lemma22", separate_noise_seed=True),
@@ -527,6 +689,29 @@ def _dpgd_configs(budget):
     return budget.pick(quick=quick, full=quick + full)
 
 
+def _check_dpgd(subject, ctx):
+    return _check_configs(subject, ctx, _dpgd_configs(ctx.budget))
+
+
+DPGD = Claim(
+    id="dpzero.backend.dpgd",
+    paper="dpzero",
+    location="§2.1 (first-order DP-GD)",
+    statement="On the same seeds the subject's DP-GD run has the reference's output index, ledger and diagnostics "
+              "exactly, and each step is the exact clipped-gradient step within the float64 one-step bound.",
+    kind="backend",
+    requires=("dpgd",),
+    check=_check_dpgd,
+    mutants=(
+        rebind("noise_seed_ignored", "the given secret noise seed ignored", "dpgd", noise_seed=None),
+        substitute("last_iterate", "outputs x_{T-1} instead of x_tau", "dpgd", _last_iterate),
+    ),
+    applies_to_reference=False,
+)
+
+
+# --- §5, App. B.2: MeZO runs agree with the reference ----------------------------------------------------
+
 def _mezo_configs(budget):
     quick = [
         Config("mezo", "quadratic", 3, 10, 6, "gaussian", batching="full", private=False),
@@ -541,25 +726,29 @@ def _mezo_configs(budget):
     return budget.pick(quick=quick, full=quick + full)
 
 
-def _check_dpzero(subject, ctx):
-    return _check_configs(subject, ctx, _dpzero_configs(ctx.budget))
-
-
-def _check_dpgd_zeroth_order(subject, ctx):
-    return _check_configs(subject, ctx, _dpgd_zeroth_order_configs(ctx.budget))
-
-
-def _check_dpgd(subject, ctx):
-    return _check_configs(subject, ctx, _dpgd_configs(ctx.budget))
-
-
 def _check_mezo(subject, ctx):
     return _check_configs(subject, ctx, _mezo_configs(ctx.budget))
 
 
-# ---------------------------------------------------------------------------------------------------
-# Replicates: seed (and noise_seed) as arrays of length R
+MEZO = Claim(
+    id="dpzero.backend.mezo",
+    paper="dpzero",
+    location="§5 (MeZO), App. B.2 (MeZO with clipping); dpzero.E8",
+    statement="On the same seed the subject's MeZO run (Gaussian or sphere directions, with clipping) has the "
+              "reference's output index, ledger and diagnostics exactly, and each step is the exact step within the "
+              "float64 bound.",
+    kind="backend",
+    requires=("mezo",),
+    check=_check_mezo,
+    mutants=(
+        rebind("sphere_directions", "ignores direction: always the sqrt(d)-sphere", "mezo", direction="sphere"),
+        rebind("clip_ignored", "clip_threshold ignored (plain MeZO)", "mezo", clip_threshold=math.inf),
+    ),
+    applies_to_reference=False,
+)
 
+
+# --- randomness contract: replicate r of a batched run (seed, noise_seed arrays of length R) is a single run ---
 
 def _replicate_configs(budget):
     """Quick: the noise plan only where it is cheap (lemma22): the plan is the same for every replicate, but
@@ -615,227 +804,99 @@ def _check_replicates(subject, ctx):
     return combine(parts, ctx)
 
 
-# ---------------------------------------------------------------------------------------------------
-# Mutants: plausible backend bugs
-
-
-def _naive_dpzero(bug: str):
-    """A loop implementation of Alg 2 (single runs) with one bug:
-
-    * "direction_noise": z_t drawn from the direction stream right after u_t (the public code, dpzero.E13);
-    * "realised_normaliser": Poisson batches averaged over |B_t| instead of the fixed B;
-    * "float32_drift": x kept in float32 and perturbed in place, x += λu; x −= 2λu; x += λu.
-    """
-
-    def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None, seed,
-               noise_seed=None, direction="sphere", clip_target="normalized", batching="full", batch_size=None,
-               accountant=None, noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
-        ref = reference_subject()
-        private = noise == "gaussian"
-        hidden = None if noise_seed is None and not private else secret_seed(noise_seed, public_seeds=(seed,))
-        secret = seed if hidden is None else hidden.entropy
-        n, d = data.shape[0], len(x0)
-        plan = ref.privacy_plan(clip_threshold=clip_threshold, n=n, steps=steps, epsilon=epsilon, delta=delta,
-                                batching=batching, batch_size=batch_size, accountant=accountant,
-                                sampling_probability=sampling_probability) if private else None
-        config = Config("dpzero", "quadratic", d, n, steps, direction, clip_target, batching, batch_size, accountant,
-                        private, sampling_probability=sampling_probability)
-        batches = _contract_batches(config, secret)
-        noise_rng = Streams(secret).generator("dpzero", "noise")
-        lam = float(perturbation)
-        x = np.array(x0, dtype=np.float32 if bug == "float32_drift" else np.float64)
-        iterates, releases, counts, sizes = [x.astype(np.float64)], [], [], []
-        for t, batch in enumerate(batches):
-            u = direction_for_step(seed, t, d, direction)
-            a = []
-            for i in batch:
-                if bug == "float32_drift":
-                    x += (lam * u).astype(np.float32)
-                    f_plus = loss(x.astype(np.float64), data[i])
-                    x -= (2 * lam * u).astype(np.float32)
-                    f_minus = loss(x.astype(np.float64), data[i])
-                    x += (lam * u).astype(np.float32)
-                else:
-                    f_plus, f_minus = loss(x + lam * u, data[i]), loss(x - lam * u, data[i])
-                a.append((f_plus - f_minus) / (2 * lam))
-            a = np.array(a, dtype=np.float64)
-            if clip_target == "raw_difference":
-                a = 2 * lam * a
-            counts.append(int(np.sum(np.abs(a) > clip_threshold)))
-            sizes.append(len(batch))
-            normaliser = n if batching == "full" else batch_size
-            if bug == "realised_normaliser" and batching == "poisson":
-                normaliser = max(len(batch), 1)
-            s_hat = float(np.sum(np.clip(a, -clip_threshold, clip_threshold))) / normaliser
-            if private:
-                if bug == "direction_noise":
-                    rng = Streams(seed).generator("dpzero", "direction", t)
-                    rng.standard_normal(d)  # the direction's draw, then the "noise"
-                    z = rng.standard_normal()
-                else:
-                    z = noise_rng.standard_normal()
-                s_hat += float(plan.noise_std) * z
-            if clip_target == "raw_difference":
-                s_hat /= 2 * lam
-            releases.append(s_hat)
-            x = x - (step_size * s_hat * u).astype(x.dtype)
-            iterates.append(x.astype(np.float64))
-        tau = int(Streams(seed).generator("dpzero", "output").integers(steps))
-        ledger = Ledger("dpzero" if private else "mezo", steps, plan, direction, clip_target, batching, seed,
-                        hidden.source if private else None, hidden.guarantee_condition if private else None)
-        diagnostics = NonPrivateDiagnostics(tuple(counts), tuple(sizes), 2 * sum(sizes), 0, (0,) * steps)
-        trajectory = np.array(iterates)
-        return DPResult(trajectory[tau].copy(), tau, trajectory[-1].copy(),
-                        trajectory if record_trajectory else None,
-                        None if trace is None else np.array([float(trace(v)) for v in trajectory]),
-                        np.array(releases), ledger, diagnostics)
-
-    return lambda original: dpzero
-
-
-def _last_iterate(original):
-    """Outputs x_{T−1} (τ = T − 1) instead of x_τ for the drawn τ."""
-
-    def run(*args, **kwargs):
-        keep = kwargs.get("record_trajectory", False)
-        result = original(*args, **{**kwargs, "record_trajectory": True})
-        steps = kwargs["steps"]
-        return dataclasses.replace(result, output=result.trajectory[..., steps - 1, :].copy(),
-                                   output_index=steps - 1 if np.ndim(result.output_index) == 0
-                                   else np.full(np.shape(result.output_index), steps - 1),
-                                   trajectory=result.trajectory if keep else None)
-
-    return run
-
-
-def _noise_seed_ignored(original):
-    """The given secret seed dropped: the noise is not the one of the secret seed the caller passed."""
-
-    def run(*args, **kwargs):
-        return original(*args, **{**kwargs, "noise_seed": None})
-
-    return run
-
-
-def _float32_storage(original):
-    """Iterates, releases and output stored in float32."""
-
-    def run(*args, **kwargs):
-        result = original(*args, **kwargs)
-
-        def f32(v):
-            return None if v is None else np.asarray(v, dtype=np.float32).astype(np.float64)
-
-        return dataclasses.replace(result, output=f32(result.output), final_iterate=f32(result.final_iterate),
-                                   trajectory=f32(result.trajectory), releases=f32(result.releases))
-
-    return run
-
-
-def _sphere_instead_of_gaussian(original):
-    def run(*args, **kwargs):
-        return original(*args, **{**kwargs, "direction": "sphere"})
-
-    return run
-
-
-def _clip_ignored(original):
-    def run(*args, **kwargs):
-        return original(*args, **{**kwargs, "clip_threshold": math.inf})
-
-    return run
-
-
-def _first_noise_seed_for_all(original):
+def _first_noise_seed_for_all(call):
     """Every replicate's secret seed derived from replicate 0's (spawned from it) instead of its own: the
     replicates' noise is not that of the secret seeds given (a subject refuses repeated secret seeds)."""
-
-    def run(*args, **kwargs):
-        noise = kwargs.get("noise_seed")
-        if noise is not None and np.ndim(noise):
-            first = noise[0] if isinstance(noise[0], SecretSeed) else SecretSeed(int(noise[0]), "user")
-            kwargs = {**kwargs, "noise_seed": list(first.spawn(len(noise)))}
-        return original(*args, **kwargs)
-
-    return run
+    noise = call.noise_seed
+    if noise is not None and np.ndim(noise):
+        first = noise[0] if isinstance(noise[0], SecretSeed) else SecretSeed(int(noise[0]), "user")
+        return call.original(noise_seed=list(first.spawn(len(noise))))
+    return call.original()
 
 
-def _replicates_reversed(original):
+def _replicates_reversed(result, call):
     """The replicate axis of the outputs reversed (results written back in the wrong order)."""
+    if np.ndim(result.output_index) == 0:
+        return result
 
-    def run(*args, **kwargs):
-        result = original(*args, **kwargs)
-        if np.ndim(result.output_index) == 0:
-            return result
+    def rev(v):
+        return None if v is None else np.asarray(v)[::-1].copy()
 
-        def rev(v):
-            return None if v is None else np.asarray(v)[::-1].copy()
-
-        return dataclasses.replace(result, output=rev(result.output), output_index=rev(result.output_index),
-                                   final_iterate=rev(result.final_iterate), trajectory=rev(result.trajectory),
-                                   trace=rev(result.trace), releases=rev(result.releases))
-
-    return run
+    return dataclasses.replace(result, output=rev(result.output), output_index=rev(result.output_index),
+                               final_iterate=rev(result.final_iterate), trajectory=rev(result.trajectory),
+                               trace=rev(result.trace), releases=rev(result.releases))
 
 
-def _backend_claim(id_, location, statement, requires, check, mutants):
-    return Claim(id=id_, paper="dpzero", location=location, statement=statement, kind="backend",
-                 requires=requires, check=check, mutants=mutants, applies_to_reference=False)
-
-
-CLAIMS = [
-    _backend_claim(
-        "dpzero.backend.dpzero", "Algorithm 2; §5 (experiment variants and accountants); dpzero.E7",
-        "On the same seeds the subject's DPZero run (sphere/Gaussian directions, normalized/raw-difference "
-        "clipping, full/Poisson/shuffled batches with each accountant, or no noise) has the reference's output "
-        "index, ledger and diagnostics exactly, and each of its steps is the exact step from its previous iterate "
-        "within the float64 one-step error bound.",
-        ("dpzero",), _check_dpzero,
-        (mutant("direction_noise", "z_t drawn from the public direction stream after u_t (dpzero.E13)", "dpzero",
-                _naive_dpzero("direction_noise")),
-         mutant("last_iterate", "outputs x_{T-1} instead of x_tau", "dpzero", _last_iterate),
-         mutant("realised_normaliser", "Poisson mean divided by |B_t| instead of B", "dpzero",
-                _naive_dpzero("realised_normaliser")),
-         mutant("float32_drift", "x kept in float32, perturbed in place (x += lam u; x -= 2 lam u; x += lam u)",
-                "dpzero", _naive_dpzero("float32_drift"))),
+REPLICATES = Claim(
+    id="dpzero.backend.replicates",
+    paper="dpzero",
+    location="Algorithm 1, Algorithm 2, DP-GD, MeZO; randomness contract",
+    statement="A subject that batches replicates (seed and noise_seed as 1-D arrays of length R, or one public seed "
+              "with an array of noise seeds) returns in replicate r the reference's single run with seed[r], "
+              "noise_seed[r]: same output index, ledger and diagnostics, every step exact within the float64 "
+              "one-step bound.",
+    kind="backend",
+    requires=("dpzero", "dpgd_zeroth_order", "dpgd", "mezo"),
+    check=_check_replicates,
+    mutants=(
+        substitute("first_noise_seed", "every replicate's secret seed spawned from replicate 0's", "dpzero",
+                   _first_noise_seed_for_all),
+        on_output("replicates_reversed", "outputs written back in reverse replicate order", "dpgd_zeroth_order",
+                  _replicates_reversed),
     ),
-    _backend_claim(
-        "dpzero.backend.dpgd_zeroth_order", "Algorithm 1 (DPGD-0th)",
-        "On the same seeds the subject's DPGD-0th run has the reference's output index, ledger and diagnostics "
-        "exactly, and each step (vector clipping of a_i u_t, d-dimensional noise) is the exact step within the "
-        "float64 one-step bound.",
-        ("dpgd_zeroth_order",), _check_dpgd_zeroth_order,
-        (mutant("noise_seed_ignored", "the given secret noise seed ignored", "dpgd_zeroth_order", _noise_seed_ignored),
-         mutant("float32", "iterates and releases stored in float32", "dpgd_zeroth_order", _float32_storage)),
+    applies_to_reference=False,
+)
+
+
+# --- Algorithm 2 line 4: per-sample finite differences a_i agree with the mpmath reference ------------------
+
+def _fd_error_bound(objective, point_norm, offset, perturbation, fd_magnitude, d):
+    """|fl(fd) − fd| for fd = (f(x + h u) − f(x − h u)) / (2h) on a ridge loss L·φ(<a, p> − c)."""
+    lipschitz = objective.lipschitz
+    evaluation = lipschitz * rounding_gamma(d + 4) * (point_norm + abs(offset))  # <a,p>, − c, φ, × L
+    point_rounding = lipschitz * rounding_gamma(2) * point_norm  # p = x ± h u rounded
+    return (2 * evaluation + 2 * point_rounding) / (2 * perturbation) + rounding_gamma(3) * fd_magnitude
+
+
+def _check_finite_differences(subject, ctx):
+    ref = reference_subject()
+    parts = []
+    d, b = 6, 8
+    for law in ("scaled_sphere", "gaussian"):
+        for h in (1e-2, 1e-4):
+            key = f"fd{law}{h}"
+            rng = ctx.generator("problem", key)
+            objective = RidgeSum.random(d, b, rng, lipschitz=1.7, profile="wshape", tau=0.8, offset_scale=1.5)
+            x = rng.normal(0.0, 1.0, d)
+            draws = ctx.generator("directions", key)
+            direction = (ref.sample_sphere(draws, (), d, math.sqrt(d)) if law == "scaled_sphere"
+                         else ref.sample_gaussian(draws, (), d))
+            got = subject.per_sample_finite_differences(objective, x, objective.data, direction, h)
+            with working_precision(DPS):
+                exact = mp_to_float(ref.per_sample_finite_differences(objective, to_mp(x), objective.data,
+                                                                       to_mp(direction), h))
+            point_norm = float(np.linalg.norm(x)) + h * float(np.linalg.norm(direction))
+            bound = SAFETY * max(
+                _fd_error_bound(objective, point_norm, c, h, abs(fd), d) for c, fd in zip(objective.data[:, -1], exact)
+            )
+            parts.append(agreement(f"per-sample fd {law} h={h}", got, exact, bound))
+    return combine(parts, ctx)
+
+
+FINITE_DIFFERENCES = Claim(
+    id="dpzero.backend.finite_differences",
+    paper="dpzero",
+    location="Algorithm 2 line 4 (a_i)",
+    statement="The subject's per-sample finite differences equal the mpmath reference within the float64 error bound.",
+    kind="backend",
+    requires=("per_sample_finite_differences",),
+    check=_check_finite_differences,
+    mutants=(
+        on_output("halved", "divides by 4 lambda instead of 2 lambda", "per_sample_finite_differences",
+                  lambda fd, call: np.asarray(fd) * 0.5),
+        # a backend that accumulates in float32: the output carries float32 rounding
+        on_output("float32", "accumulates in float32", "per_sample_finite_differences",
+                  lambda fd, call: np.asarray(fd, dtype=np.float32).astype(np.float64)),
     ),
-    _backend_claim(
-        "dpzero.backend.dpgd", "§2.1 (first-order DP-GD)",
-        "On the same seeds the subject's DP-GD run has the reference's output index, ledger and diagnostics "
-        "exactly, and each step is the exact clipped-gradient step within the float64 one-step bound.",
-        ("dpgd",), _check_dpgd,
-        (mutant("noise_seed_ignored", "the given secret noise seed ignored", "dpgd", _noise_seed_ignored),
-         mutant("last_iterate", "outputs x_{T-1} instead of x_tau", "dpgd", _last_iterate)),
-    ),
-    _backend_claim(
-        "dpzero.backend.mezo", "§5 (MeZO), App. B.2 (MeZO with clipping); dpzero.E8",
-        "On the same seed the subject's MeZO run (Gaussian or sphere directions, with clipping) has the "
-        "reference's output index, ledger and diagnostics exactly, and each step is the exact step within the "
-        "float64 bound.",
-        ("mezo",), _check_mezo,
-        (mutant("sphere_directions", "ignores direction: always the sqrt(d)-sphere", "mezo",
-                _sphere_instead_of_gaussian),
-         mutant("clip_ignored", "clip_threshold ignored (plain MeZO)", "mezo", _clip_ignored)),
-    ),
-    _backend_claim(
-        "dpzero.backend.replicates", "Algorithm 1, Algorithm 2, DP-GD, MeZO; randomness contract",
-        "A subject that batches replicates (seed and noise_seed as 1-D arrays of length R, or one public seed "
-        "with an array of noise seeds) returns in replicate r the reference's single run with seed[r], "
-        "noise_seed[r]: same output index, ledger and diagnostics, every step exact within the float64 one-step "
-        "bound.",
-        ("dpzero", "dpgd_zeroth_order", "dpgd", "mezo"), _check_replicates,
-        (mutant("first_noise_seed", "every replicate's secret seed spawned from replicate 0's", "dpzero",
-                _first_noise_seed_for_all),
-         mutant("replicates_reversed", "outputs written back in reverse replicate order", "dpgd_zeroth_order",
-                _replicates_reversed)),
-    ),
-]
+    applies_to_reference=False,
+)

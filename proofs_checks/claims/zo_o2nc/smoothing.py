@@ -1,6 +1,6 @@
-"""Claims about uniform-ball smoothing: zo_o2nc §2, Lemma 2.2 (i)–(iii), Lemmas A.1–A.2 (with erratum
-zo_o2nc.E6) and Corollary 2.3, checked on the closed forms of ``reference.smoothing`` (ridge functions
-h(x) = L·φ(<a, x> − c), ‖a‖ = 1, whose smoothing only sees the coordinate v_1 of v ~ U(unit ball)).
+"""zo_o2nc §2, Lemma 2.2 (i)–(iii), Lemmas A.1–A.2 (erratum zo_o2nc.E6) and Corollary 2.3: uniform-ball smoothing,
+checked on the closed forms of ``reference.smoothing`` (ridge functions h(x) = L·φ(<a, x> − c), ‖a‖ = 1, whose
+smoothing only sees the coordinate v_1 of v ~ U(unit ball)).
 
 Every closed form under test is the subject's. Ground truth is computed here, independently:
 
@@ -24,13 +24,10 @@ import math
 import mpmath
 import numpy as np
 from scipy import special
-from scipy import stats as sps
 
+from proofs_checks.authoring import Claim, binomial_test, combine, decide, deterministic, erratum_evidence, rebind, substitute
 from reference.rng import sample_ball
 
-from ..claim import Claim
-from ..stats import POWER, TestResult
-from ._common import combine, decide, deterministic, erratum_evidence, mutant
 
 PROFILES = ("abs", "capped", "wshape")
 TAU = 0.7  # the cap / well position τ of the "capped" and "wshape" profiles
@@ -203,6 +200,38 @@ def _check_lipschitz(subject, ctx):
     return combine([bound_part, quad_part], ctx)
 
 
+def _slope_sphere_beta(call):
+    """E[φ'(r + δu_1)] with u_1 from the sphere: Beta(1/2, (d−1)/2) instead of the ball's (d+1)/2."""
+    total = 0.0
+    for w, b in _kink_weights(call.profile, float(call.tau)):
+        m = float(call.r) - b
+        x = min(1.0, (m / call.smoothing_radius) ** 2)
+        total += w * math.copysign(1.0, m) * (m != 0) * special.betainc(0.5, (call.d - 1) / 2, x)
+    return float(total)
+
+
+LIPSCHITZ = Claim(
+    id="zo_o2nc.lemma2_2.i_lipschitz",
+    paper="zo_o2nc",
+    location="Lemma 2.2(i) (on ridge functions)",
+    statement=(
+        "If h is L-Lipschitz, its uniform-ball smoothing h_delta is L-Lipschitz. Checked on ridge functions "
+        "h = L phi(<a,x> - c), phi in {|r|, min(|r|, tau), ||r| - tau|}: grad h_delta = L a E[phi'(r + delta v_1)] "
+        "has norm <= L, the smoothed values have difference quotients <= L, and the slope equals "
+        "E[phi'(r + delta v_1)] = d/dr E[phi(r + delta v_1)] computed by quadrature of the law of v_1."
+    ),
+    kind="deterministic",
+    requires=("smoothed_ridge_slope", "smoothed_ridge_value"),
+    check=_check_lipschitz,
+    mutants=(
+        substitute("sphere_beta", "smoothed slope with the sphere marginal Beta(1/2, (d-1)/2) instead of the ball's (d+1)/2",
+                   "smoothed_ridge_slope", _slope_sphere_beta),
+        rebind("profile_ignored", "slope of |r| returned for every profile (kinks at +-tau ignored)",
+               "smoothed_ridge_slope", profile="abs"),
+    ),
+)
+
+
 # --- zo_o2nc Lemma 2.2(ii): |ĥ_δ − h| ≤ Lδ, and the exact gap at the kink of L|x_1| --------------------------
 
 def _mean_abs_mp(d: int):
@@ -267,6 +296,38 @@ def _check_approximation(subject, ctx):
                                detail=f"h_delta(0) for L|x_1| = L delta E|v_1| (rel. error vs mpmath Gamma formula "
                                       f"{worst_formula:.1e}, vs quadrature {worst_quad:.1e}; d up to 1e5)"))
     return combine(parts, ctx)
+
+
+def _abs_at_zero_with(gamma_lower_shift, gamma_upper_shift):
+    """L δ Γ(d/2 + 1 + a)/(√π Γ((d+1)/2 + b)); the correct (a, b) is (0, 1)."""
+
+    def smoothed_abs_at_zero(call):
+        log_ratio = special.gammaln(call.d / 2 + 1 + gamma_lower_shift) - special.gammaln((call.d + 1) / 2 + gamma_upper_shift)
+        return float(call.lipschitz * call.smoothing_radius * math.exp(log_ratio) / math.sqrt(math.pi))
+
+    return smoothed_abs_at_zero
+
+
+APPROXIMATION = Claim(
+    id="zo_o2nc.lemma2_2.ii_approximation",
+    paper="zo_o2nc",
+    location="Lemma 2.2(ii)",
+    statement=(
+        "|h_delta(x) - h(x)| <= L delta. For h = L|x_1| the gap is largest at x = 0, where "
+        "h_delta(0) = L delta E|v_1| = L delta Gamma(d/2+1)/(sqrt(pi) Gamma((d+3)/2)) (<= L delta)."
+    ),
+    kind="deterministic",
+    requires=("smoothed_ridge_value", "smoothed_abs_at_zero"),
+    check=_check_approximation,
+    mutants=(
+        substitute("gamma_d_plus_1", "Gamma((d+1)/2) in place of Gamma((d+3)/2): the density constant c'_d, too large by (d+1)/2",
+                   "smoothed_abs_at_zero", _abs_at_zero_with(0, 0)),
+        substitute("sphere_mean_abs", "E|u_1| of the sphere, Gamma(d/2)/(sqrt(pi) Gamma((d+1)/2)), in place of the ball's E|v_1|",
+                   "smoothed_abs_at_zero", _abs_at_zero_with(-1, 0)),
+        substitute("unsmoothed_value", "smoothed_ridge_value returns phi(r) itself (smoothing skipped)",
+                   "smoothed_ridge_value", lambda call: float(_phi(float(call.r), call.profile, float(call.tau)))),
+    ),
+)
 
 
 # --- zo_o2nc Lemma 2.2(iii): the sharp smoothness constant κ_d ≤ √d, attained by L|x_1| ----------------------
@@ -340,14 +401,33 @@ def _check_smoothness(subject, ctx):
     return combine(parts, ctx)
 
 
+SMOOTHNESS = Claim(
+    id="zo_o2nc.lemma2_2.iii_smoothness",
+    paper="zo_o2nc",
+    location="Lemma 2.2(iii) (sharp constant √d); zo_o2nc.E6",
+    statement=(
+        "h_delta is (kappa_d L/delta)-smooth with the sharp constant kappa_d = 2 Gamma(d/2+1)/(sqrt(pi) Gamma((d+1)/2)) "
+        "= 2 p_d(0), and kappa_d <= sqrt(d) (equality only at d = 1; checked for d <= 1e5 — every d in the full "
+        "budget, all d <= 2000 plus 300 log-spaced d in the quick one), so the printed (sqrt(d) L/delta)-smoothness "
+        "holds. The constant is attained: for h = L|x_1| the Lipschitz constant of grad h_delta (at x_1 = 0) is "
+        "kappa_d L/delta."
+    ),
+    kind="deterministic",
+    requires=("smoothness_constant", "smoothed_ridge_slope"),
+    check=_check_smoothness,
+    mutants=(
+        # 2Γ(d/2+1)/(√π Γ((d−1)/2)): the Γ((d−1)/2 + 1) of Lemma A.2 with the "+1" dropped
+        substitute("lower_gamma_shifted", "2 Gamma(d/2+1)/(sqrt(pi) Gamma((d-1)/2)): '+1' dropped in the lower Gamma",
+                   "smoothness_constant",
+                   lambda call: float(2 * math.exp(special.gammaln(call.d / 2 + 1) - special.gammaln((call.d - 1) / 2))
+                                      / math.sqrt(math.pi))),
+        substitute("asymptotic", "the large-d value sqrt(2d/pi), below kappa_d by 1/(4d)", "smoothness_constant",
+                   lambda call: math.sqrt(2 * call.d / math.pi)),
+    ),
+)
+
+
 # --- zo_o2nc Lemma A.1: vol(B(x,δ) Δ B(y,δ))/vol(δB) = 2 I_{min(1,D²/4δ²)}(1/2,(d+1)/2) ≤ √d D/δ ----------------
-
-def _binomial_test(k: int, n: int, p: float, level: float) -> TestResult:
-    """Exact two-sided binomial test (the central one, whose acceptance set is the Clopper–Pearson interval)."""
-    p_value = min(1.0, 2.0 * min(sps.binom.cdf(k, n, p), sps.binom.sf(k - 1, n, p)))
-    mde = (sps.norm.ppf(1 - level / 2) + sps.norm.ppf(POWER)) * math.sqrt(p * (1 - p) / n)
-    return TestResult(statistic=k / n, p_value=float(p_value), mde=mde, mde_unit="|P(outside) - p| (normal approx.)")
-
 
 def _volume_monte_carlo(subject, ctx) -> list:
     """Monte Carlo volume: points uniform in B(x, δ), x = 0; the fraction outside B(y, δ), y = D e_1, is
@@ -366,7 +446,7 @@ def _volume_monte_carlo(subject, ctx) -> list:
         shifted = v.copy()
         shifted[:, 0] -= distance
         outside = int(np.count_nonzero(np.einsum("ij,ij->i", shifted, shifted) >= delta * delta))
-        test = _binomial_test(outside, n, p, sub.level)
+        test = binomial_test(outside, n, p, sub.level)
         parts.append(decide(test, sub, bound=p,
                             detail=f"MC: P(v in B(x,delta) outside B(y,delta)) = fraction/2 = {p:.5f}, d={d}, D/delta={ratio}, "
                                    f"N={n}, observed {outside / n:.5f}"))
@@ -415,6 +495,35 @@ def _check_symmetric_difference(subject, ctx):
     return combine(parts, ctx)
 
 
+def _fraction_sphere_beta(call):
+    x = min(1.0, (call.distance / (2 * call.smoothing_radius)) ** 2)
+    return float(2 * special.betainc(0.5, (call.d - 1) / 2, x)) if call.d > 1 else float(2 * (x > 0))
+
+
+FRACTION_FULL_DISTANCE = rebind("full_distance", "2 I(D^2/delta^2): the half-distance D/(2 delta) forgotten",
+                                "symmetric_difference_fraction", distance=lambda distance: 2 * distance)
+
+SYMMETRIC_DIFFERENCE = Claim(
+    id="zo_o2nc.lemma_a1.symmetric_difference",
+    paper="zo_o2nc",
+    location="Lemma A.1 (exact form); zo_o2nc.E6",
+    statement=(
+        "For ||x - y|| = D: vol(B(x,delta) sym-diff B(y,delta))/vol(delta B) = 2 I_{min(1, D^2/(4 delta^2))}(1/2, (d+1)/2) "
+        "(= 2 once D >= 2 delta), and it is <= sqrt(d) D/delta (the corrected constant of Lemma A.1). The exact "
+        "form is checked by quadrature of the law of v_1 and by a Monte Carlo volume (uniform points in B(x,delta) "
+        "falling outside B(y,delta)) with an exact binomial test."
+    ),
+    kind="monte_carlo",
+    requires=("symmetric_difference_fraction",),
+    check=_check_symmetric_difference,
+    mutants=(
+        substitute("sphere_beta", "2 I(D^2/4delta^2; 1/2, (d-1)/2): the sphere marginal instead of the ball's",
+                   "symmetric_difference_fraction", _fraction_sphere_beta),
+        FRACTION_FULL_DISTANCE,
+    ),
+)
+
+
 # --- zo_o2nc Lemma A.2 as printed: Γ(n/2+1)/Γ((n−1)/2+1) ≤ √(2n) ---------------------------------------------
 
 def _check_gamma_ratio(subject, ctx):
@@ -446,6 +555,25 @@ def _check_gamma_ratio(subject, ctx):
                          detail=f"Gamma(n/2+1)/Gamma((n-1)/2+1) <= sqrt(2n) for {len(scan)} n <= {scan[-1]} "
                                 f"(max ratio {np.max(ratio):.4f} at n = {scan[int(np.argmax(ratio))]}; values match "
                                 f"gammaln to 1e-8 and mpmath to {worst_mp:.1e})")
+
+
+GAMMA_SWAPPED = substitute("swapped", "Gamma((n+1)/2)/Gamma(n/2+1): numerator and denominator swapped", "gamma_ratio",
+                           lambda call: float(math.exp(special.gammaln((call.n + 1) / 2) - special.gammaln(call.n / 2 + 1))))
+
+GAMMA_RATIO = Claim(
+    id="zo_o2nc.lemma_a2.gamma_ratio",
+    paper="zo_o2nc",
+    location="Lemma A.2",
+    statement="For every n in N, Gamma(n/2+1)/Gamma((n-1)/2+1) <= sqrt(2n) (checked for n <= 1e5).",
+    kind="deterministic",
+    requires=("gamma_ratio",),
+    check=_check_gamma_ratio,
+    mutants=(
+        GAMMA_SWAPPED,
+        substitute("lower_gamma_shifted", "Gamma(n/2+1)/Gamma((n-1)/2): '+1' dropped, grows like n^{3/2}", "gamma_ratio",
+                   lambda call: float(math.exp(special.gammaln(call.n / 2 + 1) - special.gammaln((call.n - 1) / 2)))),
+    ),
+)
 
 
 # --- Erratum zo_o2nc.E6: Lemma A.1 via Lemma A.2 as printed gives only 2√(2/π)·√d ---------------------------------------
@@ -492,6 +620,25 @@ def _check_constant_via_a2(subject, ctx):
             + (f"; corrected fails: {problems[:3]}" if problems else "")
         ),
     )
+
+
+CONSTANT_VIA_A2 = Claim(
+    id="zo_o2nc.lemma_a1.constant_via_a2",
+    paper="zo_o2nc",
+    location="Proof of Lemma A.1 with Lemma A.2; zo_o2nc.E6",
+    statement=(
+        "Printed: the proof of Lemma A.1 gives vol(S)/vol(delta B) <= sqrt(d) D/delta via Lemma A.2. It does not: "
+        "the proof reaches (2/sqrt(pi)) G(d) D/delta with G(n) = Gamma(n/2+1)/Gamma((n-1)/2+1), and the printed "
+        "G(n) <= sqrt(2n) turns that into 2 sqrt(2/pi) sqrt(d) D/delta ~ 1.596 sqrt(d) D/delta. Corrected: "
+        "G(n) <= sqrt(pi n)/2 (equality at n = 1) gives exactly sqrt(d) D/delta, and the lemma (hence Lemma 2.2(iii) "
+        "with sqrt(d) L/delta) holds."
+    ),
+    kind="deterministic",
+    requires=("gamma_ratio", "symmetric_difference_fraction"),
+    check=_check_constant_via_a2,
+    mutants=(GAMMA_SWAPPED, FRACTION_FULL_DISTANCE),
+    erratum=True,
+)
 
 
 # --- zo_o2nc Corollary 2.3 on F = L|x_1| ---------------------------------------------------------------------
@@ -541,248 +688,31 @@ def _check_goldstein_abs(subject, ctx):
                                 f"L = {lipschitz}); where |x_1| >= 2 delta, min ||grad F_delta||_delta / L = {tightest!r}")
 
 
-# --- mutants ----------------------------------------------------------------------------------------------------
-
-def _slope_sphere_beta(original):
-    """E[φ'(r + δu_1)] with u_1 from the sphere: Beta(1/2, (d−1)/2) instead of the ball's (d+1)/2."""
-
-    def smoothed_ridge_slope(r, smoothing_radius, d, profile="abs", tau=1.0, **kwargs):
-        total = 0.0
-        for w, b in _kink_weights(profile, float(tau)):
-            m = float(r) - b
-            total += w * math.copysign(1.0, m) * (m != 0) * special.betainc(0.5, (d - 1) / 2, min(1.0, (m / smoothing_radius) ** 2))
-        return float(total)
-
-    return smoothed_ridge_slope
-
-
-def _slope_profile_ignored(original):
-    def smoothed_ridge_slope(r, smoothing_radius, d, profile="abs", tau=1.0, **kwargs):
-        return original(r, smoothing_radius, d, "abs", tau, **kwargs)
-
-    return smoothed_ridge_slope
-
-
-def _slope_radius_scaled(factor):
-    def make(original):
-        def smoothed_ridge_slope(r, smoothing_radius, d, profile="abs", tau=1.0, **kwargs):
-            return original(r, factor * smoothing_radius, d, profile, tau, **kwargs)
-
-        return smoothed_ridge_slope
-
-    return make
-
-
-def _slope_gaussian(original):
+def _slope_gaussian(call):
     """Gaussian smoothing N(0, δ²/(d+2)) per coordinate (same variance as v_1 δ): never exactly ±1."""
-
-    def smoothed_ridge_slope(r, smoothing_radius, d, profile="abs", tau=1.0, **kwargs):
-        scale = smoothing_radius / math.sqrt(d + 2)
-        return float(sum(w * math.erf((float(r) - b) / (scale * math.sqrt(2))) for w, b in _kink_weights(profile, float(tau))))
-
-    return smoothed_ridge_slope
+    scale = call.smoothing_radius / math.sqrt(call.d + 2)
+    weights = _kink_weights(call.profile, float(call.tau))
+    return float(sum(w * math.erf((float(call.r) - b) / (scale * math.sqrt(2))) for w, b in weights))
 
 
-def _value_unsmoothed(original):
-    def smoothed_ridge_value(r, smoothing_radius, d, profile="abs", tau=1.0, **kwargs):
-        return float(_phi(float(r), profile, float(tau)))
-
-    return smoothed_ridge_value
-
-
-def _abs_at_zero_with(gamma_lower_shift, gamma_upper_shift):
-    """L δ Γ(d/2 + 1 + a)/(√π Γ((d+1)/2 + b)); the correct (a, b) is (0, 1)."""
-
-    def make(original):
-        def smoothed_abs_at_zero(lipschitz, smoothing_radius, d, **kwargs):
-            log_ratio = special.gammaln(d / 2 + 1 + gamma_lower_shift) - special.gammaln((d + 1) / 2 + gamma_upper_shift)
-            return float(lipschitz * smoothing_radius * math.exp(log_ratio) / math.sqrt(math.pi))
-
-        return smoothed_abs_at_zero
-
-    return make
-
-
-def _kappa_lower_gamma_shifted(original):
-    """2Γ(d/2+1)/(√π Γ((d−1)/2)): the Γ((d−1)/2 + 1) of Lemma A.2 with the "+1" dropped."""
-
-    def smoothness_constant(d, **kwargs):
-        return float(2 * math.exp(special.gammaln(d / 2 + 1) - special.gammaln((d - 1) / 2)) / math.sqrt(math.pi))
-
-    return smoothness_constant
-
-
-def _kappa_asymptotic(original):
-    def smoothness_constant(d, **kwargs):
-        return math.sqrt(2 * d / math.pi)
-
-    return smoothness_constant
-
-
-def _fraction_sphere_beta(original):
-    def symmetric_difference_fraction(distance, smoothing_radius, d, **kwargs):
-        x = min(1.0, (distance / (2 * smoothing_radius)) ** 2)
-        return float(2 * special.betainc(0.5, (d - 1) / 2, x)) if d > 1 else float(2 * (x > 0))
-
-    return symmetric_difference_fraction
-
-
-def _fraction_full_distance(original):
-    """The half-distance D/(2δ) forgotten: 2 P(|v_1| ≤ D/δ)."""
-
-    def symmetric_difference_fraction(distance, smoothing_radius, d, **kwargs):
-        return original(2 * distance, smoothing_radius, d, **kwargs)
-
-    return symmetric_difference_fraction
-
-
-def _gamma_ratio_swapped(original):
-    def gamma_ratio(n, **kwargs):
-        return float(math.exp(special.gammaln((n + 1) / 2) - special.gammaln(n / 2 + 1)))
-
-    return gamma_ratio
-
-
-def _gamma_ratio_lower_shifted(original):
-    def gamma_ratio(n, **kwargs):
-        return float(math.exp(special.gammaln(n / 2 + 1) - special.gammaln((n - 1) / 2)))
-
-    return gamma_ratio
-
-
-SLOPE_SPHERE = mutant("sphere_beta", "smoothed slope with the sphere marginal Beta(1/2, (d-1)/2) instead of the ball's (d+1)/2",
-                      "smoothed_ridge_slope", _slope_sphere_beta)
-GAMMA_SWAPPED = mutant("swapped", "Gamma((n+1)/2)/Gamma(n/2+1): numerator and denominator swapped", "gamma_ratio", _gamma_ratio_swapped)
-FRACTION_FULL_DISTANCE = mutant("full_distance", "2 I(D^2/delta^2): the half-distance D/(2 delta) forgotten",
-                                "symmetric_difference_fraction", _fraction_full_distance)
-
-CLAIMS = [
-    Claim(
-        id="zo_o2nc.lemma2_2.i_lipschitz",
-        paper="zo_o2nc",
-        location="Lemma 2.2(i) (on ridge functions)",
-        statement=(
-            "If h is L-Lipschitz, its uniform-ball smoothing h_delta is L-Lipschitz. Checked on ridge functions "
-            "h = L phi(<a,x> - c), phi in {|r|, min(|r|, tau), ||r| - tau|}: grad h_delta = L a E[phi'(r + delta v_1)] "
-            "has norm <= L, the smoothed values have difference quotients <= L, and the slope equals "
-            "E[phi'(r + delta v_1)] = d/dr E[phi(r + delta v_1)] computed by quadrature of the law of v_1."
-        ),
-        kind="deterministic",
-        requires=("smoothed_ridge_slope", "smoothed_ridge_value"),
-        check=_check_lipschitz,
-        mutants=(SLOPE_SPHERE,
-                 mutant("profile_ignored", "slope of |r| returned for every profile (kinks at +-tau ignored)",
-                        "smoothed_ridge_slope", _slope_profile_ignored)),
+GOLDSTEIN_ABS = Claim(
+    id="zo_o2nc.cor2_3.goldstein_abs",
+    paper="zo_o2nc",
+    location="Corollary 2.3",
+    statement=(
+        "||grad F_delta(x)||_delta <= eps implies ||grad F(x)||_{2 delta} <= eps. Checked on F = L|x_1| only (in "
+        "d dimensions): ||grad F(x)||_{2 delta} = 0 if |x_1| < 2 delta and L otherwise, and ||grad F_delta(x)||_delta "
+        "(from the smoothed slope over the delta-ball, sampled on a grid) is at least that at every grid x — which "
+        "is the implication for every eps. Also checked: the ingredient grad F_delta(y) in the Goldstein "
+        "delta-subdifferential of F at y (slope = sign(y_1) once |y_1| >= delta)."
     ),
-    Claim(
-        id="zo_o2nc.lemma2_2.ii_approximation",
-        paper="zo_o2nc",
-        location="Lemma 2.2(ii)",
-        statement=(
-            "|h_delta(x) - h(x)| <= L delta. For h = L|x_1| the gap is largest at x = 0, where "
-            "h_delta(0) = L delta E|v_1| = L delta Gamma(d/2+1)/(sqrt(pi) Gamma((d+3)/2)) (<= L delta)."
-        ),
-        kind="deterministic",
-        requires=("smoothed_ridge_value", "smoothed_abs_at_zero"),
-        check=_check_approximation,
-        mutants=(
-            mutant("gamma_d_plus_1", "Gamma((d+1)/2) in place of Gamma((d+3)/2): the density constant c'_d, too large by (d+1)/2",
-                   "smoothed_abs_at_zero", _abs_at_zero_with(0, 0)),
-            mutant("sphere_mean_abs", "E|u_1| of the sphere, Gamma(d/2)/(sqrt(pi) Gamma((d+1)/2)), in place of the ball's E|v_1|",
-                   "smoothed_abs_at_zero", _abs_at_zero_with(-1, 0)),
-            mutant("unsmoothed_value", "smoothed_ridge_value returns phi(r) itself (smoothing skipped)",
-                   "smoothed_ridge_value", _value_unsmoothed),
-        ),
-    ),
-    Claim(
-        id="zo_o2nc.lemma2_2.iii_smoothness",
-        paper="zo_o2nc",
-        location="Lemma 2.2(iii) (sharp constant √d); zo_o2nc.E6",
-        statement=(
-            "h_delta is (kappa_d L/delta)-smooth with the sharp constant kappa_d = 2 Gamma(d/2+1)/(sqrt(pi) Gamma((d+1)/2)) "
-            "= 2 p_d(0), and kappa_d <= sqrt(d) (equality only at d = 1; checked for d <= 1e5 — every d in the full "
-            "budget, all d <= 2000 plus 300 log-spaced d in the quick one), so the printed (sqrt(d) L/delta)-smoothness "
-            "holds. The constant is attained: for h = L|x_1| the Lipschitz constant of grad h_delta (at x_1 = 0) is "
-            "kappa_d L/delta."
-        ),
-        kind="deterministic",
-        requires=("smoothness_constant", "smoothed_ridge_slope"),
-        check=_check_smoothness,
-        mutants=(
-            mutant("lower_gamma_shifted", "2 Gamma(d/2+1)/(sqrt(pi) Gamma((d-1)/2)): '+1' dropped in the lower Gamma",
-                   "smoothness_constant", _kappa_lower_gamma_shifted),
-            mutant("asymptotic", "the large-d value sqrt(2d/pi), below kappa_d by 1/(4d)", "smoothness_constant", _kappa_asymptotic),
-        ),
-    ),
-    Claim(
-        id="zo_o2nc.lemma_a1.symmetric_difference",
-        paper="zo_o2nc",
-        location="Lemma A.1 (exact form); zo_o2nc.E6",
-        statement=(
-            "For ||x - y|| = D: vol(B(x,delta) sym-diff B(y,delta))/vol(delta B) = 2 I_{min(1, D^2/(4 delta^2))}(1/2, (d+1)/2) "
-            "(= 2 once D >= 2 delta), and it is <= sqrt(d) D/delta (the corrected constant of Lemma A.1). The exact "
-            "form is checked by quadrature of the law of v_1 and by a Monte Carlo volume (uniform points in B(x,delta) "
-            "falling outside B(y,delta)) with an exact binomial test."
-        ),
-        kind="monte_carlo",
-        requires=("symmetric_difference_fraction",),
-        check=_check_symmetric_difference,
-        mutants=(
-            mutant("sphere_beta", "2 I(D^2/4delta^2; 1/2, (d-1)/2): the sphere marginal instead of the ball's",
-                   "symmetric_difference_fraction", _fraction_sphere_beta),
-            FRACTION_FULL_DISTANCE,
-        ),
-    ),
-    Claim(
-        id="zo_o2nc.lemma_a2.gamma_ratio",
-        paper="zo_o2nc",
-        location="Lemma A.2",
-        statement="For every n in N, Gamma(n/2+1)/Gamma((n-1)/2+1) <= sqrt(2n) (checked for n <= 1e5).",
-        kind="deterministic",
-        requires=("gamma_ratio",),
-        check=_check_gamma_ratio,
-        mutants=(
-            GAMMA_SWAPPED,
-            mutant("lower_gamma_shifted", "Gamma(n/2+1)/Gamma((n-1)/2): '+1' dropped, grows like n^{3/2}",
-                   "gamma_ratio", _gamma_ratio_lower_shifted),
-        ),
-    ),
-    Claim(
-        id="zo_o2nc.lemma_a1.constant_via_a2",
-        paper="zo_o2nc",
-        location="Proof of Lemma A.1 with Lemma A.2; zo_o2nc.E6",
-        statement=(
-            "Printed: the proof of Lemma A.1 gives vol(S)/vol(delta B) <= sqrt(d) D/delta via Lemma A.2. It does not: "
-            "the proof reaches (2/sqrt(pi)) G(d) D/delta with G(n) = Gamma(n/2+1)/Gamma((n-1)/2+1), and the printed "
-            "G(n) <= sqrt(2n) turns that into 2 sqrt(2/pi) sqrt(d) D/delta ~ 1.596 sqrt(d) D/delta. Corrected: "
-            "G(n) <= sqrt(pi n)/2 (equality at n = 1) gives exactly sqrt(d) D/delta, and the lemma (hence Lemma 2.2(iii) "
-            "with sqrt(d) L/delta) holds."
-        ),
-        kind="deterministic",
-        requires=("gamma_ratio", "symmetric_difference_fraction"),
-        check=_check_constant_via_a2,
-        mutants=(GAMMA_SWAPPED, FRACTION_FULL_DISTANCE),
-        erratum=True,
-    ),
-    Claim(
-        id="zo_o2nc.cor2_3.goldstein_abs",
-        paper="zo_o2nc",
-        location="Corollary 2.3",
-        statement=(
-            "||grad F_delta(x)||_delta <= eps implies ||grad F(x)||_{2 delta} <= eps. Checked on F = L|x_1| only (in "
-            "d dimensions): ||grad F(x)||_{2 delta} = 0 if |x_1| < 2 delta and L otherwise, and ||grad F_delta(x)||_delta "
-            "(from the smoothed slope over the delta-ball, sampled on a grid) is at least that at every grid x — which "
-            "is the implication for every eps. Also checked: the ingredient grad F_delta(y) in the Goldstein "
-            "delta-subdifferential of F at y (slope = sign(y_1) once |y_1| >= delta)."
-        ),
-        kind="deterministic",
-        requires=("smoothed_ridge_slope",),
-        check=_check_goldstein_abs,
-        mutants=(
-            mutant("goldstein_radius", "smoothing over radius 2 delta (the Goldstein radius) instead of delta",
-                   "smoothed_ridge_slope", _slope_radius_scaled(2.0)),
-            mutant("gaussian_smoothing", "Gaussian smoothing of the same variance: the slope never reaches +-1",
+    kind="deterministic",
+    requires=("smoothed_ridge_slope",),
+    check=_check_goldstein_abs,
+    mutants=(
+        rebind("goldstein_radius", "smoothing over radius 2 delta (the Goldstein radius) instead of delta",
+               "smoothed_ridge_slope", smoothing_radius=lambda radius: 2.0 * radius),
+        substitute("gaussian_smoothing", "Gaussian smoothing of the same variance: the slope never reaches +-1",
                    "smoothed_ridge_slope", _slope_gaussian),
-        ),
     ),
-]
+)

@@ -24,15 +24,26 @@ import math
 import mpmath
 import numpy as np
 
+from proofs_checks.authoring import (
+    ERRATUM,
+    PASS,
+    Claim,
+    Evidence,
+    binomial_test,
+    bounded_mean_equality_test,
+    combine,
+    decide,
+    deterministic,
+    erratum_evidence,
+    hotelling_mean_test,
+    on_output,
+    rebind,
+    substitute,
+)
+from reference.algorithms.dpzero_theory import ltilde_theorem3_squared
 from reference.objectives import EffectiveRankQuadratic, RidgeSum
 from reference.objectives_dpzero import PseudoHuber, SubspaceLogistic
 from reference.rng import sample_sphere
-
-from ..claim import ERRATUM, PASS, Claim, Evidence
-from ..stats import bounded_mean_equality_test, hotelling_mean_test
-from ._common import combine, decide, deterministic, erratum_evidence, mutant
-from .estimators import _scaled
-from .smoothing import _binomial_test
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -53,8 +64,12 @@ def _relative_error(value, target) -> float:
     return float(abs(value - target) / abs(target)) if target != 0 else float(abs(value))
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Lemma C.1 (ii): tail bound P(|u^T a| >= C) <= 2√(2π) exp(−C²/(8‖a‖²)); text after Alg 2 and App. E
+def _doubled(result, call):
+    """``on_output`` transform: twice the estimate (a difference divided by λ instead of 2λ)."""
+    return 2.0 * np.asarray(result, dtype=np.float64)
+
+
+# --- Lemma C.1(ii), text after Alg 2, App. E: P(|uᵀa| >= C) <= 2√(2π) exp(−C²/(8‖a‖²)) -----------------------
 
 #: Dimensions at which the tail bound is checked.
 TAIL_DIMENSIONS = (1, 2, 3, 10, 100, 10_000)
@@ -141,14 +156,42 @@ def _check_tail_bound(subject, ctx):
         with mpmath.workdps(DPS):
             p = float(exact_tail(ratio, d))
         hits = int(np.count_nonzero(samples[d] >= ratio * TAIL_NORM))
-        parts.append(decide(_binomial_test(hits, n, p, sub.level), sub, bound=p,
+        parts.append(decide(binomial_test(hits, n, p, sub.level), sub, bound=p,
                             detail=f"d={d}: P(|u^T a| >= {ratio:g}||a||) = {p:.6g} (Beta law), observed "
                                    f"{hits}/{n}, u from sample_sphere(radius sqrt d)"))
     return combine(parts, ctx)
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Lemma C.1 (iv) and the second moment of (ii)
+UNIT_SPHERE = rebind("unit_sphere", "samples the unit sphere whatever radius is asked for (dpzero.E17: factors of d)",
+                     "sample_sphere", radius=1.0)
+
+TAIL_BOUND = Claim(
+    id="dpzero.lemma_c1.tail_bound",
+    paper="dpzero",
+    location="Lemma C.1(ii); text after Algorithm 2 and App. E (no-clipping event)",
+    statement=(
+        "For u uniform on the sphere of radius sqrt(d) and any a, C >= 0: P(|u^T a| >= C) <= 2 sqrt(2 pi) "
+        "exp(-C^2/(8||a||^2)). Checked exactly: the tail is betaincc(1/2, (d-1)/2, C^2/(d||a||^2)) (0 beyond "
+        "sqrt(d)||a||; d = 1: u = +-1), below the bound on d in {1, 2, 3, 10, 100, 1e4} x C/||a|| in [0, sqrt d] "
+        "(largest ratio 0.226, at d = 1, C = ||a||; the bound exceeds 1 for C/||a|| < sqrt(8 log(2 sqrt(2 pi))) "
+        "= 3.59); the implementation's bound is the printed formula; and the sampler's tail frequency at six "
+        "(d, C) cells matches the exact tail (binomial tests)."
+    ),
+    kind="monte_carlo",
+    requires=("sample_sphere", "clip_failure_bound"),
+    check=_check_tail_bound,
+    mutants=(
+        UNIT_SPHERE,
+        substitute("radius_sqrt_d_plus_2", "samples the sphere of radius sqrt(d+2) (the ball's E[vv^T] = I/(d+2) "
+                   "confused with the sphere's)", "sample_sphere",
+                   lambda call: call.original(radius=math.sqrt(call.d + 2))),
+        rebind("exponent_unsquared", "bound exp(-C^2/(8L)) instead of exp(-C^2/(8L^2))", "clip_failure_bound",
+               lipschitz=math.sqrt),
+    ),
+)
+
+
+# --- Lemma C.1(iv) and (ii): E[uᵀHu] = Tr H, E[(uᵀa)²] = ‖a‖², E[(uᵀa)² uᵀHu] ----------------------------------
 
 FORM_DIMENSIONS = (3, 10)
 
@@ -202,8 +245,33 @@ def _check_quadratic_forms(subject, ctx):
     return combine(parts, ctx)
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Lemma C.2 (i): E_u[g_λ(x)] = ∇f_λ(x), f_λ the average over the ball of radius λ√d (erratum dpzero.E16)
+def _gaussian_as_sphere(call):
+    """N(0, I_d) directions returned for the √d sphere (same second moment; 4th moments 3 instead of 3d/(d+2))."""
+    shape = call.shape if isinstance(call.shape, tuple) else (call.shape,)
+    return call.rng.standard_normal((*shape, call.d))
+
+
+QUADRATIC_FORMS = Claim(
+    id="dpzero.lemma_c1.quadratic_forms",
+    paper="dpzero",
+    location="Lemma C.1(iv) and (ii) (second moment)",
+    statement=(
+        "For u uniform on the sphere of radius sqrt(d), a fixed and H symmetric PSD: E[u^T H u] = Tr H, "
+        "E[(u^T a)^2] = ||a||^2 and E[(u^T a)^2 u^T H u] = d/(d+2) (2 a^T H a + ||a||^2 Tr H) (d = 3, 10; "
+        "finite-sample tests, every quantity is bounded since ||u||^2 = d)."
+    ),
+    kind="monte_carlo",
+    requires=("sample_sphere",),
+    check=_check_quadratic_forms,
+    mutants=(
+        substitute("gaussian_as_sphere", "N(0, I_d) directions passed off as the sqrt(d) sphere (the factor d/(d+2) "
+                   "becomes 1: +67% at d = 3)", "sample_sphere", _gaussian_as_sphere),
+        UNIT_SPHERE,
+    ),
+)
+
+
+# --- Lemma C.2(i), dpzero.E16: E_u[g_λ(x)] = ∇f_λ(x), f_λ the average over the ball of radius λ√d ---------------
 
 SMOOTHING_D = 3
 #: ‖b‖ = 1.5 ≠ 1 (a ‖b‖ vs ‖b‖² confusion shows); x with b^T x = −0.55.
@@ -293,8 +361,32 @@ def _check_smoothed_gradient(subject, ctx):
     return combine(parts, ctx)
 
 
-# ---------------------------------------------------------------------------------------------------------
-# eq. (14) and Remark 3.4: deterministic properties of the central difference
+SMOOTHED_GRADIENT_UNBIASED = Claim(
+    id="dpzero.lemma_c2.smoothed_gradient_unbiased",
+    paper="dpzero",
+    location="Lemma C.2(i); dpzero.E16 (the smoothing ball has radius lambda sqrt d)",
+    statement=(
+        "For u uniform on the sphere of radius sqrt(d), E[((f(x+lu) - f(x-lu))/(2l)) u] = grad f_l(x) with "
+        "f_l(x) = E f(x + l v), v uniform in the ball of radius sqrt(d): for f = cos(b^T x) it is "
+        "-sin(b^T x) phi_d(l sqrt(d) ||b||) b (phi_d the unit-ball characteristic function), for f = (b^T x)^3 "
+        "it is 3(b^T x)^2 b + 3 l^2 d/(d+2) ||b||^2 b (d = 3; Hotelling), and it is not grad f (the naive "
+        "target is rejected by the same test)."
+    ),
+    kind="monte_carlo",
+    requires=("two_point_estimate",),
+    check=_check_smoothed_gradient,
+    mutants=(
+        # perturbation λ/√d: the estimator of f averaged over the ball of radius λ (the printed radius)
+        substitute("radius_lambda", "perturbation lambda/sqrt(d): smoothing over the ball of radius lambda "
+                   "(dpzero.E16)", "two_point_estimate",
+                   lambda call: call.original(perturbation=call.perturbation / math.sqrt(np.shape(call.x)[-1]))),
+        on_output("missing_half", "central difference divided by lambda instead of 2 lambda", "two_point_estimate",
+                  _doubled),
+    ),
+)
+
+
+# --- Eq. (14) (proof of Theorem 1): the full-batch central difference bound -------------------------------------
 
 LAMBDAS = (1e-6, 1e-3, 0.1, 1.0, 10.0)
 
@@ -355,6 +447,37 @@ def _check_eq14(subject, ctx):
                f"effective-rank quadratics, d in {{3, 10}}, lambda in {LAMBDAS}, {draws} draws each; fd = mean of the "
                "subject's per-sample differences; tol = float64 rounding of the two loss values divided by 2 lambda")
 
+
+def _forward_difference(call):
+    """(f(x+λu) − f(x))/λ: the central difference at the midpoint x + λu/2 with half the perturbation."""
+    x, direction = np.asarray(call.x, dtype=np.float64), np.asarray(call.direction, dtype=np.float64)
+    return call.original(x=x + 0.5 * call.perturbation * direction, direction=direction,
+                         perturbation=0.5 * call.perturbation)
+
+
+FULL_BATCH_DIFFERENCE_BOUND = Claim(
+    id="dpzero.eq14.full_batch_difference_bound",
+    paper="dpzero",
+    location="Eq. (14) (proof of Theorem 1)",
+    statement=(
+        "For l-smooth F_S and u on the sphere of radius sqrt(d): ((F_S(x+lu) - F_S(x-lu))/(2l))^2 <= "
+        "2 (u^T grad F_S(x))^2 + (l^2/2) lambda^2 d^2 (P1, P2 and quadratic full-batch losses, lambda from 1e-6 "
+        "to 10); and, the Taylor step it rests on, for quadratic F_S the central difference equals u^T grad F_S(x) "
+        "exactly (the two second-order remainders cancel), within float64 rounding."
+    ),
+    kind="deterministic",
+    requires=("per_sample_finite_differences",),
+    check=_check_eq14,
+    mutants=(
+        on_output("over_lambda", "central difference divided by lambda instead of 2 lambda",
+                  "per_sample_finite_differences", _doubled),
+        substitute("forward_difference", "(f(x+lu) - f(x))/l: obeys (14) as an inequality, but is off by "
+                   "(l/2) u^T A u on quadratics", "per_sample_finite_differences", _forward_difference),
+    ),
+)
+
+
+# --- Remark 3.4, §3: |fd| <= L√d and ‖g‖ <= Ld, so clip_{Ld} never clips -----------------------------------------
 
 def _lipschitz_problems(gen):
     """L-Lipschitz losses: P1 and P2 (smooth, L = 1) and a nonsmooth ridge sum (L = 1.5); Remark 3.4 needs only
@@ -431,8 +554,35 @@ def _check_remark34(subject, ctx):
                                 f"|fd| = L sqrt d attained to {spread:.1e} (ridge, u = sqrt(d) a)")
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Erratum dpzero.E1: Alg 1/2 line 5 say "variance σ = 4C√(2T log(e+ε/δ))/(nε)"; σ is the standard deviation
+def _normalising_clip(call):
+    """v·C/‖v‖ for every v: clipping confused with normalisation."""
+    v = np.asarray(call.vector, dtype=np.float64)
+    length = float(np.linalg.norm(v))
+    return v.copy() if length == 0 else v * (float(call.clip_threshold) / length)
+
+
+NO_CLIPPING_AT_LD = Claim(
+    id="dpzero.remark3_4.no_clipping_at_ld",
+    paper="dpzero",
+    location="Remark 3.4; §3 (||g_i|| = |fd_i| sqrt d)",
+    statement=(
+        "For L-Lipschitz f and u on the sphere of radius sqrt(d): |fd| <= L sqrt(d) and ||g_l(x; xi)|| <= L d, "
+        "so clip_{Ld} leaves every g_i unchanged, bitwise (P1, P2 and a nonsmooth ridge sum); the bound is "
+        "attained (ridge f = L|<a, x> - c| with u = sqrt(d) a)."
+    ),
+    kind="deterministic",
+    requires=("per_sample_finite_differences", "two_point_estimate", "clip_vector"),
+    check=_check_remark34,
+    mutants=(
+        on_output("over_lambda", "per-sample differences divided by lambda instead of 2 lambda",
+                  "per_sample_finite_differences", _doubled),
+        substitute("normalising_clip", "clip_vector returns v C/||v|| for every v (normalisation, not clipping)",
+                   "clip_vector", _normalising_clip),
+    ),
+)
+
+
+# --- Alg 1/2 line 5, erratum dpzero.E1: "variance σ = 4C√(2T log(e+ε/δ))/(nε)"; σ is the standard deviation ----
 
 #: (C, n, T, ε, δ), full batch: the printed value V = 4C√(2T Lg)/(nε) exceeds (μ*(ε, δ)/μ_{Lemma 2.2})², so reading
 #: it as a variance (sd √V < V) is not private. V = 19.19, 9.88, 12.14. (n = 100, T = 1000, ε = 1 gives V = 6.07,
@@ -476,8 +626,32 @@ def _check_sigma_is_std(subject, ctx):
     )
 
 
-# ---------------------------------------------------------------------------------------------------------
-# Erratum dpzero.E4: Theorem 3 and Corollary F.4 define L̃ differently
+SIGMA_IS_STD = Claim(
+    id="dpzero.alg1_alg2.sigma_is_std",
+    paper="dpzero",
+    location="Algorithm 1 and Algorithm 2, line 5 ('with variance sigma = 4C sqrt(2T log(e+eps/delta))/(n "
+             "eps)'); Lemma 2.2; dpzero.E1",
+    statement=(
+        "Printed: the noise has variance sigma = 4C sqrt(2T log(e + eps/delta))/(n eps). Read literally (noise sd "
+        "sqrt(sigma)) this is not (eps, delta)-DP whenever sigma > (mu*(eps, delta)/mu_Lemma2.2)^2 (6.62 at "
+        "eps = 1, delta = 1e-5): exactly (mu-GDP, mu = sqrt(T)(2C/n)/sd) delta(1) = 3.7e-3 at C = 1, n = 100, "
+        "T = 1e4 (sigma = 19.2), 3.8e-4 at eps = 2 and 5.2e-4 at n = 50, T = 1000, all > 1e-5. Corrected: sigma is "
+        "the standard deviation; the privacy plan's noise_std equals the formula and is private (delta(eps) <= "
+        "delta) at those settings and where sigma < 1."
+    ),
+    kind="privacy",
+    requires=("privacy_plan", "gaussian_delta"),
+    check=_check_sigma_is_std,
+    mutants=(
+        # the printed "variance σ" taken literally (dpzero.E1): noise sd √σ
+        on_output("variance_reading", "privacy_plan returns noise_std = sqrt(sigma) (the printed 'variance')",
+                  "privacy_plan", lambda plan, call: dataclasses.replace(plan, noise_std=math.sqrt(plan.noise_std))),
+    ),
+    erratum=True,
+)
+
+
+# --- Theorem 3 and Corollary F.4, erratum dpzero.E4: two different L̃ ------------------------------------------------
 
 #: (n, d, r, ε, δ, L, ℓ, μ): the Theorem 3 reference point (κ = 10) and one with L ≠ 1.
 E4_POINTS = ((1000, 100, 5, 2.0, 1e-5, 1.0, 1.0, 0.1), (2000, 1000, 3, 2.0, 1e-5, 2.0, 0.5, 0.05))
@@ -584,233 +758,38 @@ def _check_two_ltilde(subject, ctx):
     return dataclasses.replace(evidence, verdict=PASS) if evidence.verdict == ERRATUM else evidence
 
 
-# ---------------------------------------------------------------------------------------------------------
-# mutants
-
-
-UNIT_SPHERE = mutant("unit_sphere", "samples the unit sphere whatever radius is asked for (dpzero.E17: factors of d)",
-                     "sample_sphere", lambda original: (lambda rng, shape, d, radius=1.0, **kw: original(rng, shape, d, 1.0,
-                                                                                                         **kw)))
-RADIUS_D_PLUS_2 = mutant("radius_sqrt_d_plus_2", "samples the sphere of radius sqrt(d+2) (the ball's E[vv^T] = "
-                                                 "I/(d+2) confused with the sphere's)", "sample_sphere",
-                         lambda original: (lambda rng, shape, d, radius=1.0, **kw: original(rng, shape, d,
-                                                                                            math.sqrt(d + 2), **kw)))
-
-
-def _gaussian_as_sphere(original):
-    """N(0, I_d) directions returned for the √d sphere (same second moment; 4th moments 3 instead of 3d/(d+2))."""
-
-    def sample_sphere(rng, shape, d, radius=1.0, **kwargs):
-        if not isinstance(shape, tuple):
-            shape = (shape,)
-        return rng.standard_normal((*shape, d))
-
-    return sample_sphere
-
-
-def _bound_exponent_unsquared(original):
-    def clip_failure_bound(c0, lipschitz):
-        return original(c0, math.sqrt(lipschitz))  # exp(−C₀²/(8L)) instead of exp(−C₀²/(8L²))
-
-    return clip_failure_bound
-
-
-def _radius_lambda(original):
-    """Perturbation λ/√d: the estimator of f averaged over the ball of radius λ (the printed radius, dpzero.E16)."""
-
-    def two_point_estimate(loss, x, batch, directions, perturbation, direction_law="unit_sphere"):
-        d = np.shape(x)[-1]
-        return original(loss, x, batch, directions, perturbation / math.sqrt(d), direction_law=direction_law)
-
-    return two_point_estimate
-
-
-def _forward_difference(original):
-    """(f(x+λu) − f(x))/λ: the central difference at the midpoint x + λu/2 with half the perturbation."""
-
-    def per_sample_finite_differences(loss, x, batch, direction, perturbation):
-        x, direction = np.asarray(x, dtype=np.float64), np.asarray(direction, dtype=np.float64)
-        return original(loss, x + 0.5 * perturbation * direction, batch, direction, 0.5 * perturbation)
-
-    return per_sample_finite_differences
-
-
-def _normalising_clip(original):
-    """v·C/‖v‖ for every v: clipping confused with normalisation."""
-
-    def clip_vector(vector, clip_threshold):
-        v = np.asarray(vector, dtype=np.float64)
-        length = float(np.linalg.norm(v))
-        return v.copy() if length == 0 else v * (float(clip_threshold) / length)
-
-    return clip_vector
-
-
-def _plan_variance_reading(original):
-    """Noise sd √σ: the printed "variance σ" taken literally (dpzero.E1)."""
-
-    def privacy_plan(**kwargs):
-        plan = original(**kwargs)
-        return dataclasses.replace(plan, noise_std=math.sqrt(plan.noise_std))
-
-    return privacy_plan
-
-
-def _f4_with_theorem3_ltilde(original):
+def _f4_with_theorem3_ltilde(settings, call):
     """Corollary F.4's settings with Theorem 3's L̃ (the "one L̃" reading): C = L̃₃/2, C₀ = C/√2, σ from C."""
-
-    def corollary_f4_settings(n, d, effective_rank, epsilon, delta, lipschitz, smoothness, pl_constant):
-        from reference.algorithms.dpzero_theory import ltilde_theorem3_squared
-
-        settings = original(n, d, effective_rank, epsilon, delta, lipschitz, smoothness, pl_constant)
-        clip = mpmath.sqrt(ltilde_theorem3_squared(n, d, effective_rank, epsilon, delta, lipschitz)) / 2
-        sigma = settings.noise_std * clip / settings.clip_threshold
-        extra = dict(settings.extra, C0=clip / mpmath.sqrt(2))
-        return dataclasses.replace(settings, clip_threshold=clip, noise_std=sigma, extra=extra)
-
-    return corollary_f4_settings
+    clip = mpmath.sqrt(ltilde_theorem3_squared(call.n, call.d, call.effective_rank, call.epsilon, call.delta,
+                                               call.lipschitz)) / 2
+    sigma = settings.noise_std * clip / settings.clip_threshold
+    extra = dict(settings.extra, C0=clip / mpmath.sqrt(2))
+    return dataclasses.replace(settings, clip_threshold=clip, noise_std=sigma, extra=extra)
 
 
-def _f4_ltilde_without_64(original):
-    def ltilde_corollary_f4_squared(*args):
-        return original(*args) / 64
-
-    return ltilde_corollary_f4_squared
-
-
-CLAIMS = [
-    Claim(
-        id="dpzero.lemma_c1.tail_bound",
-        paper="dpzero",
-        location="Lemma C.1(ii); text after Algorithm 2 and App. E (no-clipping event)",
-        statement=(
-            "For u uniform on the sphere of radius sqrt(d) and any a, C >= 0: P(|u^T a| >= C) <= 2 sqrt(2 pi) "
-            "exp(-C^2/(8||a||^2)). Checked exactly: the tail is betaincc(1/2, (d-1)/2, C^2/(d||a||^2)) (0 beyond "
-            "sqrt(d)||a||; d = 1: u = +-1), below the bound on d in {1, 2, 3, 10, 100, 1e4} x C/||a|| in [0, sqrt d] "
-            "(largest ratio 0.226, at d = 1, C = ||a||; the bound exceeds 1 for C/||a|| < sqrt(8 log(2 sqrt(2 pi))) "
-            "= 3.59); the implementation's bound is the printed formula; and the sampler's tail frequency at six "
-            "(d, C) cells matches the exact tail (binomial tests)."
-        ),
-        kind="monte_carlo",
-        requires=("sample_sphere", "clip_failure_bound"),
-        check=_check_tail_bound,
-        mutants=(UNIT_SPHERE, RADIUS_D_PLUS_2,
-                 mutant("exponent_unsquared", "bound exp(-C^2/(8L)) instead of exp(-C^2/(8L^2))", "clip_failure_bound",
-                        _bound_exponent_unsquared)),
+TWO_LTILDE = Claim(
+    id="dpzero.thm3_corf4.two_ltilde",
+    paper="dpzero",
+    location="Theorem 3 (Ltilde^2 = L^2 log(2 sqrt(2 pi) d(r+2)n^3 eps^2/(r Lg)), C = 4 Ltilde) and Corollary "
+             "F.4 (Ltilde^2 = 64 L^2 log(32 sqrt(2 pi) kappa n^3 d(r+2) eps^2/(r Lg)), C = Ltilde/2); App. E, "
+             "F; dpzero.E4",
+    statement=(
+        "Printed: one symbol Ltilde. Read as one quantity (Theorem 3's Ltilde in Corollary F.4's C = Ltilde/2) "
+        "the clipping threshold is 8.7x too small and F.4's union-bound term 4 sqrt(2 pi) L^2 n d T "
+        "exp(-C0^2/(8L^2))/mu exceeds the allowance L^2 log(n^2 eps^2/(kappa r Lg)) r Lg/(mu n^2 eps^2) the proof "
+        "gives it by a factor 2.4e13 (2.2e15 at the second point). Corrected: two definitions, each re-deriving its own proof's identities "
+        "(C0 = C/sqrt 2, T at its formula value): Thm 3: C = 4 Ltilde, 8 sqrt(2 pi) L^2 n d T exp(-C0^2/(8L^2)) "
+        "= L^2 sqrt(r Lg)/(n eps), 2 l alpha r sigma^2 = 64 Ltilde^2 sqrt(r Lg)/(n eps); F.4: C = Ltilde/2, the "
+        "union-bound term equals its allowance, l alpha r sigma^2/mu = 16 Ltilde^2 kappa log(n^2 eps^2/(kappa r "
+        "Lg)) r Lg/(mu n^2 eps^2); and both smoothing terms at lambda_max (relative error <= 1e-12, mpmath)."
     ),
-    Claim(
-        id="dpzero.lemma_c1.quadratic_forms",
-        paper="dpzero",
-        location="Lemma C.1(iv) and (ii) (second moment)",
-        statement=(
-            "For u uniform on the sphere of radius sqrt(d), a fixed and H symmetric PSD: E[u^T H u] = Tr H, "
-            "E[(u^T a)^2] = ||a||^2 and E[(u^T a)^2 u^T H u] = d/(d+2) (2 a^T H a + ||a||^2 Tr H) (d = 3, 10; "
-            "finite-sample tests, every quantity is bounded since ||u||^2 = d)."
-        ),
-        kind="monte_carlo",
-        requires=("sample_sphere",),
-        check=_check_quadratic_forms,
-        mutants=(mutant("gaussian_as_sphere", "N(0, I_d) directions passed off as the sqrt(d) sphere (the factor "
-                                              "d/(d+2) becomes 1: +67% at d = 3)", "sample_sphere", _gaussian_as_sphere),
-                 UNIT_SPHERE),
+    kind="deterministic",
+    requires=("theorem3_settings", "corollary_f4_settings", "ltilde_theorem3_squared", "ltilde_corollary_f4_squared"),
+    check=_check_two_ltilde,
+    mutants=(
+        on_output("f4_uses_theorem3_ltilde", "corollary_f4_settings with Theorem 3's Ltilde (C = Ltilde_3/2)",
+                  "corollary_f4_settings", _f4_with_theorem3_ltilde),
+        on_output("f4_ltilde_without_64", "Corollary F.4's Ltilde^2 without the factor 64",
+                  "ltilde_corollary_f4_squared", lambda value, call: value / 64),
     ),
-    Claim(
-        id="dpzero.lemma_c2.smoothed_gradient_unbiased",
-        paper="dpzero",
-        location="Lemma C.2(i); dpzero.E16 (the smoothing ball has radius lambda sqrt d)",
-        statement=(
-            "For u uniform on the sphere of radius sqrt(d), E[((f(x+lu) - f(x-lu))/(2l)) u] = grad f_l(x) with "
-            "f_l(x) = E f(x + l v), v uniform in the ball of radius sqrt(d): for f = cos(b^T x) it is "
-            "-sin(b^T x) phi_d(l sqrt(d) ||b||) b (phi_d the unit-ball characteristic function), for f = (b^T x)^3 "
-            "it is 3(b^T x)^2 b + 3 l^2 d/(d+2) ||b||^2 b (d = 3; Hotelling), and it is not grad f (the naive "
-            "target is rejected by the same test)."
-        ),
-        kind="monte_carlo",
-        requires=("two_point_estimate",),
-        check=_check_smoothed_gradient,
-        mutants=(mutant("radius_lambda", "perturbation lambda/sqrt(d): smoothing over the ball of radius lambda "
-                                         "(dpzero.E16)", "two_point_estimate", _radius_lambda),
-                 mutant("missing_half", "central difference divided by lambda instead of 2 lambda",
-                        "two_point_estimate", _scaled(2.0))),
-    ),
-    Claim(
-        id="dpzero.eq14.full_batch_difference_bound",
-        paper="dpzero",
-        location="Eq. (14) (proof of Theorem 1)",
-        statement=(
-            "For l-smooth F_S and u on the sphere of radius sqrt(d): ((F_S(x+lu) - F_S(x-lu))/(2l))^2 <= "
-            "2 (u^T grad F_S(x))^2 + (l^2/2) lambda^2 d^2 (P1, P2 and quadratic full-batch losses, lambda from 1e-6 "
-            "to 10); and, the Taylor step it rests on, for quadratic F_S the central difference equals u^T grad F_S(x) "
-            "exactly (the two second-order remainders cancel), within float64 rounding."
-        ),
-        kind="deterministic",
-        requires=("per_sample_finite_differences",),
-        check=_check_eq14,
-        mutants=(mutant("over_lambda", "central difference divided by lambda instead of 2 lambda",
-                        "per_sample_finite_differences", _scaled(2.0)),
-                 mutant("forward_difference", "(f(x+lu) - f(x))/l: obeys (14) as an inequality, but is off by "
-                                              "(l/2) u^T A u on quadratics", "per_sample_finite_differences",
-                        _forward_difference)),
-    ),
-    Claim(
-        id="dpzero.remark3_4.no_clipping_at_ld",
-        paper="dpzero",
-        location="Remark 3.4; §3 (||g_i|| = |fd_i| sqrt d)",
-        statement=(
-            "For L-Lipschitz f and u on the sphere of radius sqrt(d): |fd| <= L sqrt(d) and ||g_l(x; xi)|| <= L d, "
-            "so clip_{Ld} leaves every g_i unchanged, bitwise (P1, P2 and a nonsmooth ridge sum); the bound is "
-            "attained (ridge f = L|<a, x> - c| with u = sqrt(d) a)."
-        ),
-        kind="deterministic",
-        requires=("per_sample_finite_differences", "two_point_estimate", "clip_vector"),
-        check=_check_remark34,
-        mutants=(mutant("over_lambda", "per-sample differences divided by lambda instead of 2 lambda",
-                        "per_sample_finite_differences", _scaled(2.0)),
-                 mutant("normalising_clip", "clip_vector returns v C/||v|| for every v (normalisation, not clipping)",
-                        "clip_vector", _normalising_clip)),
-    ),
-    Claim(
-        id="dpzero.alg1_alg2.sigma_is_std",
-        paper="dpzero",
-        location="Algorithm 1 and Algorithm 2, line 5 ('with variance sigma = 4C sqrt(2T log(e+eps/delta))/(n "
-                 "eps)'); Lemma 2.2; dpzero.E1",
-        statement=(
-            "Printed: the noise has variance sigma = 4C sqrt(2T log(e + eps/delta))/(n eps). Read literally (noise sd "
-            "sqrt(sigma)) this is not (eps, delta)-DP whenever sigma > (mu*(eps, delta)/mu_Lemma2.2)^2 (6.62 at "
-            "eps = 1, delta = 1e-5): exactly (mu-GDP, mu = sqrt(T)(2C/n)/sd) delta(1) = 3.7e-3 at C = 1, n = 100, "
-            "T = 1e4 (sigma = 19.2), 3.8e-4 at eps = 2 and 5.2e-4 at n = 50, T = 1000, all > 1e-5. Corrected: sigma is "
-            "the standard deviation; the privacy plan's noise_std equals the formula and is private (delta(eps) <= "
-            "delta) at those settings and where sigma < 1."
-        ),
-        kind="privacy",
-        requires=("privacy_plan", "gaussian_delta"),
-        check=_check_sigma_is_std,
-        mutants=(mutant("variance_reading", "privacy_plan returns noise_std = sqrt(sigma) (the printed 'variance')",
-                        "privacy_plan", _plan_variance_reading),),
-        erratum=True,
-    ),
-    Claim(
-        id="dpzero.thm3_corf4.two_ltilde",
-        paper="dpzero",
-        location="Theorem 3 (Ltilde^2 = L^2 log(2 sqrt(2 pi) d(r+2)n^3 eps^2/(r Lg)), C = 4 Ltilde) and Corollary "
-                 "F.4 (Ltilde^2 = 64 L^2 log(32 sqrt(2 pi) kappa n^3 d(r+2) eps^2/(r Lg)), C = Ltilde/2); App. E, "
-                 "F; dpzero.E4",
-        statement=(
-            "Printed: one symbol Ltilde. Read as one quantity (Theorem 3's Ltilde in Corollary F.4's C = Ltilde/2) "
-            "the clipping threshold is 8.7x too small and F.4's union-bound term 4 sqrt(2 pi) L^2 n d T "
-            "exp(-C0^2/(8L^2))/mu exceeds the allowance L^2 log(n^2 eps^2/(kappa r Lg)) r Lg/(mu n^2 eps^2) the proof "
-            "gives it by a factor 2.4e13 (2.2e15 at the second point). Corrected: two definitions, each re-deriving its own proof's identities "
-            "(C0 = C/sqrt 2, T at its formula value): Thm 3: C = 4 Ltilde, 8 sqrt(2 pi) L^2 n d T exp(-C0^2/(8L^2)) "
-            "= L^2 sqrt(r Lg)/(n eps), 2 l alpha r sigma^2 = 64 Ltilde^2 sqrt(r Lg)/(n eps); F.4: C = Ltilde/2, the "
-            "union-bound term equals its allowance, l alpha r sigma^2/mu = 16 Ltilde^2 kappa log(n^2 eps^2/(kappa r "
-            "Lg)) r Lg/(mu n^2 eps^2); and both smoothing terms at lambda_max (relative error <= 1e-12, mpmath)."
-        ),
-        kind="deterministic",
-        requires=("theorem3_settings", "corollary_f4_settings", "ltilde_theorem3_squared", "ltilde_corollary_f4_squared"),
-        check=_check_two_ltilde,
-        mutants=(mutant("f4_uses_theorem3_ltilde", "corollary_f4_settings with Theorem 3's Ltilde (C = Ltilde_3/2)",
-                        "corollary_f4_settings", _f4_with_theorem3_ltilde),
-                 mutant("f4_ltilde_without_64", "Corollary F.4's Ltilde^2 without the factor 64",
-                        "ltilde_corollary_f4_squared", _f4_ltilde_without_64)),
-    ),
-]
+)

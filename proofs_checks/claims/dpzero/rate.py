@@ -71,12 +71,9 @@ from scipy import optimize
 from scipy import stats as sps
 from scipy.special import expit
 
+from proofs_checks.authoring import FAIL, PASS, POWER, Claim, Evidence, substitute
 from reference.algorithms.dpzero_theory import theorem3_settings
 from reference.objectives_dpzero import SubspaceLogistic
-
-from ..claim import FAIL, PASS, Claim, Evidence
-from ..stats import POWER
-from ._common import mutant
 
 #: Subspace dimension k of (P2); r <= k.
 SUBSPACE = 3
@@ -106,8 +103,7 @@ def slope_tolerance(d_min: int, d: int) -> float:
     return math.log(kappa(d) / kappa(d_min)) / math.log(d / d_min)
 
 
-# ---------------------------------------------------------------------------------------------------
-# the problem
+# --- the problem ---------------------------------------------------------------------------------------
 
 
 class _LogisticLoss:
@@ -173,8 +169,7 @@ def _metrics(algorithm, objective, seeds, noise_seeds, **kwargs) -> np.ndarray:
     return traces[:, :steps].mean(axis=1)
 
 
-# ---------------------------------------------------------------------------------------------------
-# statistics
+# --- statistics ----------------------------------------------------------------------------------------
 
 
 def _one_sided_p(samples: np.ndarray, alternative: str) -> float:
@@ -221,9 +216,7 @@ def growth_test(low: np.ndarray, high: np.ndarray, factor: float, level: float) 
             "detectable": factor - (critical + float(sps.norm.ppf(POWER))) * se / m_low}
 
 
-# ---------------------------------------------------------------------------------------------------
-# the check
-
+# --- Table 1; Remarks 3.6, 4.1; Figure 1(c): DPZero's error does not grow with d, DPGD-0th's does ------------
 
 def _check_dimension_independence(subject, ctx):
     budget = ctx.budget.pick(quick=QUICK, full=FULL)
@@ -278,10 +271,6 @@ def _check_dimension_independence(subject, ctx):
                     p_value=growth["p"], detail=f"{setting}. {part_a}. {part_b}", power=f"{power_a}; {power_b}")
 
 
-# ---------------------------------------------------------------------------------------------------
-# mutants
-
-
 def _lemma22_epsilon_for_factor(epsilon: float, delta: float, factor: float) -> float:
     """ε' with σ(ε') = factor·σ(ε) for Lemma 2.2's σ ∝ √log(e + ε/δ)/ε (everything else fixed)."""
     def log_sigma(log_eps):
@@ -294,52 +283,42 @@ def _lemma22_epsilon_for_factor(epsilon: float, delta: float, factor: float) -> 
 
 
 def _noise_factor(factor_of_d):
-    """The algorithm run with its Lemma-2.2 noise σ multiplied by factor_of_d(d) (through ε)."""
-    def transform(original):
-        def scaled(loss, data, x0, *, epsilon, delta, **kwargs):
-            eps = _lemma22_epsilon_for_factor(epsilon, delta, factor_of_d(np.shape(x0)[-1]))
-            with warnings.catch_warnings():  # ε' > 80 for the DPGD-0th mutant (dpzero.E5): a mutant may be unprivate
-                warnings.simplefilter("ignore")
-                return original(loss, data, x0, epsilon=eps, delta=delta, **kwargs)
-        return scaled
-    return transform
+    """``substitute`` implementation: the algorithm run with its Lemma-2.2 noise σ multiplied by factor_of_d(d)
+    (through ε)."""
+    def run(call):
+        eps = _lemma22_epsilon_for_factor(call.epsilon, call.delta, factor_of_d(np.shape(call.x0)[-1]))
+        with warnings.catch_warnings():  # ε' > 80 for the DPGD-0th mutant (dpzero.E5): a mutant may be unprivate
+            warnings.simplefilter("ignore")
+            return call.original(epsilon=eps)
+    return run
 
 
-def _clip_times_d(original):
-    """DPZero run with clip threshold C·d instead of C (so σ ∝ C·d)."""
-    def scaled(loss, data, x0, *, clip_threshold, **kwargs):
-        return original(loss, data, x0, clip_threshold=clip_threshold * np.shape(x0)[-1], **kwargs)
-    return scaled
-
-
-CLAIMS = [
-    Claim(
-        id="dpzero.table1.dimension_independence",
-        paper="dpzero",
-        location="Table 1; Remarks 3.6, 4.1; Figure 1(c)",
-        statement=(
-            "Under Assumption 3.5 with r = O(1) (here (P2), r <= 3), DPZero's error E_tau|grad F(x_tau)|^2 at "
-            "fixed (alpha, T, C) does not grow with d: its log-log slope lies within ±s(d1, d2) = "
-            "log(kappa(d2)/kappa(d1))/log(d2/d1), kappa(d) = d/(d+2) (Lemma C.1(iv)), shown by an equivalence "
-            "test at level 1e-3; DPGD-0th with the same alpha, T and C = Ld grows by a factor >= 3 from the "
-            "smallest to the largest d."
-        ),
-        kind="rate",
-        requires=("dpzero", "dpgd_zeroth_order"),
-        check=_check_dimension_independence,
-        mutants=(
-            mutant("dpzero_vector_sensitivity",
+DIMENSION_INDEPENDENCE = Claim(
+    id="dpzero.table1.dimension_independence",
+    paper="dpzero",
+    location="Table 1; Remarks 3.6, 4.1; Figure 1(c)",
+    statement=(
+        "Under Assumption 3.5 with r = O(1) (here (P2), r <= 3), DPZero's error E_tau|grad F(x_tau)|^2 at "
+        "fixed (alpha, T, C) does not grow with d: its log-log slope lies within ±s(d1, d2) = "
+        "log(kappa(d2)/kappa(d1))/log(d2/d1), kappa(d) = d/(d+2) (Lemma C.1(iv)), shown by an equivalence "
+        "test at level 1e-3; DPGD-0th with the same alpha, T and C = Ld grows by a factor >= 3 from the "
+        "smallest to the largest d."
+    ),
+    kind="rate",
+    requires=("dpzero", "dpgd_zeroth_order"),
+    check=_check_dimension_independence,
+    mutants=(
+        substitute("dpzero_vector_sensitivity",
                    "DPZero calibrating sigma to the sensitivity of the update vector s_t*u_t (2C*sqrt(d)/n, "
                    "|u_t| = sqrt(d)) instead of the scalar s_t (2C/n): sigma grows like sqrt(d)",
                    "dpzero", _noise_factor(math.sqrt)),
-            mutant("dpzero_clip_times_d",
+        substitute("dpzero_clip_times_d",
                    "DPZero with its clip threshold multiplied by d (Remark 3.4's C = Ld, which belongs to the "
                    "vectors g_i = a_i*u_t of Algorithm 1, used for the scalar of Algorithm 2): sigma grows like d",
-                   "dpzero", _clip_times_d),
-            mutant("dpgd0_noise_without_d",
+                   "dpzero", lambda call: call.original(clip_threshold=call.clip_threshold * np.shape(call.x0)[-1])),
+        substitute("dpgd0_noise_without_d",
                    "DPGD-0th whose noise sigma is divided by d (calibrated to 2L/n, not to 2Ld/n of its clip "
                    "C = Ld): its growth with d disappears",
                    "dpgd_zeroth_order", _noise_factor(lambda d: 1.0 / d)),
-        ),
     ),
-]
+)

@@ -1,4 +1,4 @@
-"""Claims about the basic mechanisms: dpzero §2 and App. E (clipping, the replace-one sensitivity 2C/n of
+"""Claims about the basic mechanisms: dpzero §2.1 and App. E (clipping, the replace-one sensitivity 2C/n of
 a clipped mean) and zo_o2nc §2 (the Gaussian mechanism value + σ N(0, I)).
 
 Clipping is exact arithmetic up to float64 rounding, so its claim is deterministic with tolerances
@@ -16,13 +16,20 @@ import math
 import numpy as np
 from scipy import stats as sps
 
-from ..claim import Claim
-from ..stats import POWER, TestResult, hotelling_mean_test
-from ._common import combine, decide, deterministic, mutant
-
-#: unit roundoff of float64 (half an ulp of 1)
-UNIT_ROUNDOFF = 2.0**-53
-
+from proofs_checks.authoring import (
+    POWER,
+    Claim,
+    Mutant,
+    TestResult,
+    UNIT_ROUNDOFF,
+    combine,
+    decide,
+    deterministic,
+    hotelling_mean_test,
+    on_output,
+    rebind,
+    substitute,
+)
 
 def _norm(v) -> float:
     """Euclidean norm by math.hypot: scaled internally (no overflow at 1e200, no underflow at 1e-200)
@@ -151,6 +158,52 @@ def _check_clip_properties(subject, ctx):
     )
 
 
+def _wrong_way_round(call):
+    v = np.asarray(call.vector, dtype=np.float64)
+    return v * min(1.0, _norm(v) / call.clip_threshold)
+
+
+def _nan_at_zero(call):
+    v = np.asarray(call.vector, dtype=np.float64)
+    if not np.any(v):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return v * call.clip_threshold / np.linalg.norm(v)  # 0·C/0 = nan
+    return call.original()
+
+
+def _naive_norm(call):
+    v = np.asarray(call.vector, dtype=np.float64)
+    with np.errstate(over="ignore", under="ignore", divide="ignore"):
+        length = np.sqrt(np.sum(v * v))  # overflows to inf for entries ~1e200: clips to 0
+        return v * min(1.0, call.clip_threshold / length) if length > 0 else v.copy()
+
+
+CLIP_PROPERTIES = Claim(
+    id="dpzero.sec1_2.clip_properties",
+    paper="dpzero",
+    location="§2.1 (clip_C, with clip_C(0) = 0: dpzero.E20)",
+    statement=(
+        "clip_C(v) = v min(1, C/||v||) with clip_C(0) = 0 satisfies ||clip_C(v)|| <= C, is the identity on "
+        "the ball ||v|| <= C, is idempotent and preserves the direction of v; the scalar clip is "
+        "max(-C, min(C, a)). In float64: norm and formula within (d + 8)u relatively (u = 2^-53), "
+        "identity and scalar clip exact, including entries near 1e±200 and subnormals."
+    ),
+    kind="deterministic",
+    requires=("clip_scalar", "clip_vector"),
+    check=_check_clip_properties,
+    mutants=(
+        substitute("wrong_way_round", "scales by min(1, ||v||/C) instead of min(1, C/||v||)", "clip_vector",
+                   _wrong_way_round),
+        substitute("nan_at_zero", "computes v C/||v|| at v = 0, returning 0 C/0 = nan", "clip_vector", _nan_at_zero),
+        substitute("naive_norm", "||v|| as sqrt(sum v^2): overflows for entries ~1e200 and clips them to 0",
+                   "clip_vector", _naive_norm),
+        substitute("one_sided_scalar", "scalar clip min(C, a) without the lower bound -C", "clip_scalar",
+                   lambda call: np.minimum(call.value, call.clip_threshold) if np.ndim(call.value)
+                   else min(float(call.value), call.clip_threshold)),
+    ),
+)
+
+
 # --- dpzero App. E: replace-one sensitivity of the clipped mean is 2C/n, tight ----------------------------
 
 #: relative slack of the sensitivity comparison: the two means are sums of n <= 64 clipped items whose
@@ -231,6 +284,29 @@ def _check_clipped_mean_sensitivity(subject, ctx):
     )
 
 
+CLIPPED_MEAN_SENSITIVITY = Claim(
+    id="dpzero.sec1_2.clipped_mean_sensitivity",
+    paper="dpzero",
+    location="§2.1 (sensitivity Δ = 2C/n of the clipped mean, replace-one); Lemma 2.2; zo_o2nc Lemma 3.1",
+    statement=(
+        "Under replace-one neighbours, the clipped mean (1/n) sum_i clip_C(a_i) of n scalars or vectors "
+        "moves by at most 2C/n = clipped_mean_sensitivity(C, n), and this is attained (one item moves "
+        "from +Ce to -Ce), so the declared sensitivity is neither too small nor loose."
+    ),
+    kind="privacy",
+    requires=("clipped_mean", "clipped_mean_sensitivity"),
+    check=_check_clipped_mean_sensitivity,
+    mutants=(
+        rebind("no_clipping", "the clipped mean ignores the threshold (mean of the raw items)", "clipped_mean",
+               clip_threshold=np.inf),
+        on_output("sensitivity_c_over_n", "declares C/n: the factor 2 of replace-one dropped",
+                  "clipped_mean_sensitivity", lambda sensitivity, call: 0.5 * sensitivity),
+        on_output("sensitivity_loose", "declares 4C/n (sound but loose: adds twice the noise needed)",
+                  "clipped_mean_sensitivity", lambda sensitivity, call: 2.0 * sensitivity),
+    ),
+)
+
+
 # --- zo_o2nc §2: the Gaussian mechanism adds N(0, σ² I) from the generator passed in ------------------
 
 VALUE = np.array([3.0, -1.0, 0.5])
@@ -308,162 +384,43 @@ def _check_gaussian_mechanism(subject, ctx):
     return combine([determinism, *parts], ctx)
 
 
-# --- mutants -------------------------------------------------------------------------------------------
-
-def _wrong_way_round(original):
-    def clip_vector(vector, clip_threshold):
-        v = np.asarray(vector, dtype=np.float64)
-        length = _norm(v)
-        return v * min(1.0, length / clip_threshold)
-
-    return clip_vector
-
-
-def _nan_at_zero(original):
-    def clip_vector(vector, clip_threshold):
-        v = np.asarray(vector, dtype=np.float64)
-        if not np.any(v):
-            with np.errstate(invalid="ignore", divide="ignore"):
-                return v * clip_threshold / np.linalg.norm(v)  # 0·C/0 = nan
-        return original(vector, clip_threshold)
-
-    return clip_vector
+def _first_coordinate_only(out, call):
+    out = np.asarray(out, dtype=np.float64)
+    if out.ndim == 0:
+        return out
+    v = np.asarray(call.value, dtype=np.float64)
+    noise = out - v
+    noise.reshape(-1)[1:] = 0.0
+    return v + noise
 
 
-def _naive_norm(original):
-    def clip_vector(vector, clip_threshold):
-        v = np.asarray(vector, dtype=np.float64)
-        with np.errstate(over="ignore", under="ignore", divide="ignore"):
-            length = np.sqrt(np.sum(v * v))  # overflows to inf for entries ~1e200: clips to 0
-            return v * min(1.0, clip_threshold / length) if length > 0 else v.copy()
-
-    return clip_vector
+def _global_stream(subject):
+    """A global RNG in disguise: one hidden generator, made when the mutant is applied (so every mutated
+    subject starts from the same state) and shared by all calls, whatever rng they pass."""
+    stream = np.random.default_rng(0)
+    return rebind("global_stream", "", "gaussian_mechanism", rng=lambda _: stream).apply(subject)
 
 
-def _one_sided_scalar(original):
-    def clip_scalar(value, clip_threshold):
-        return np.minimum(value, clip_threshold) if np.ndim(value) else min(float(value), clip_threshold)
-
-    return clip_scalar
-
-
-def _no_clipping(original):
-    def clipped_mean(values, clip_threshold, normalizer=None):
-        return original(values, np.inf, normalizer)
-
-    return clipped_mean
-
-
-def _scaled_sensitivity(factor):
-    def transform(original):
-        def clipped_mean_sensitivity(clip_threshold, n, relation="replace_one"):
-            return factor * original(clip_threshold, n, relation)
-
-        return clipped_mean_sensitivity
-
-    return transform
-
-
-def _halved_noise(original):
-    def gaussian_mechanism(value, noise_std, rng):
-        return original(value, noise_std / 2.0, rng)
-
-    return gaussian_mechanism
-
-
-def _first_coordinate_only(original):
-    def gaussian_mechanism(value, noise_std, rng):
-        out = np.asarray(original(value, noise_std, rng), dtype=np.float64)
-        if out.ndim == 0:
-            return out
-        v = np.asarray(value, dtype=np.float64)
-        noise = out - v
-        noise.reshape(-1)[1:] = 0.0
-        return v + noise
-
-    return gaussian_mechanism
-
-
-def _fixed_generator(original):
-    def gaussian_mechanism(value, noise_std, rng):
-        return original(value, noise_std, np.random.default_rng(0))
-
-    return gaussian_mechanism
-
-
-def _global_stream(original):
-    stream = np.random.default_rng(0)  # one hidden stream for every call: a global RNG in disguise
-
-    def gaussian_mechanism(value, noise_std, rng):
-        return original(value, noise_std, stream)
-
-    return gaussian_mechanism
-
-
-CLAIMS = [
-    Claim(
-        id="dpzero.sec1_2.clip_properties",
-        paper="dpzero",
-        location="§2.1 (clip_C, with clip_C(0) = 0: dpzero.E20)",
-        statement=(
-            "clip_C(v) = v min(1, C/||v||) with clip_C(0) = 0 satisfies ||clip_C(v)|| <= C, is the identity on "
-            "the ball ||v|| <= C, is idempotent and preserves the direction of v; the scalar clip is "
-            "max(-C, min(C, a)). In float64: norm and formula within (d + 8)u relatively (u = 2^-53), "
-            "identity and scalar clip exact, including entries near 1e±200 and subnormals."
-        ),
-        kind="deterministic",
-        requires=("clip_scalar", "clip_vector"),
-        check=_check_clip_properties,
-        mutants=(
-            mutant("wrong_way_round", "scales by min(1, ||v||/C) instead of min(1, C/||v||)", "clip_vector", _wrong_way_round),
-            mutant("nan_at_zero", "computes v C/||v|| at v = 0, returning 0 C/0 = nan", "clip_vector", _nan_at_zero),
-            mutant("naive_norm", "||v|| as sqrt(sum v^2): overflows for entries ~1e200 and clips them to 0",
-                   "clip_vector", _naive_norm),
-            mutant("one_sided_scalar", "scalar clip min(C, a) without the lower bound -C", "clip_scalar", _one_sided_scalar),
-        ),
+GAUSSIAN_MECHANISM_NOISE = Claim(
+    id="zo_o2nc.sec1_6.gaussian_mechanism_noise",
+    paper="zo_o2nc",
+    location="§2 and §4.2 (Gaussian mechanism of the tree nodes); dpzero Algorithm 2 line 6",
+    statement=(
+        "gaussian_mechanism(value, sigma, rng) = value + sigma N(0, I): mean value, covariance sigma^2 I "
+        "(every coordinate noised, independently), the noise drawn from the generator passed in "
+        "(same state -> same output, different generators -> different outputs), sigma = 0 -> value."
     ),
-    Claim(
-        id="dpzero.sec1_2.clipped_mean_sensitivity",
-        paper="dpzero",
-        location="§2.1 (sensitivity Δ = 2C/n of the clipped mean, replace-one); Lemma 2.2; zo_o2nc Lemma 3.1",
-        statement=(
-            "Under replace-one neighbours, the clipped mean (1/n) sum_i clip_C(a_i) of n scalars or vectors "
-            "moves by at most 2C/n = clipped_mean_sensitivity(C, n), and this is attained (one item moves "
-            "from +Ce to -Ce), so the declared sensitivity is neither too small nor loose."
-        ),
-        kind="privacy",
-        requires=("clipped_mean", "clipped_mean_sensitivity"),
-        check=_check_clipped_mean_sensitivity,
-        mutants=(
-            mutant("no_clipping", "the clipped mean ignores the threshold (mean of the raw items)",
-                   "clipped_mean", _no_clipping),
-            mutant("sensitivity_c_over_n", "declares C/n: the factor 2 of replace-one dropped",
-                   "clipped_mean_sensitivity", _scaled_sensitivity(0.5)),
-            mutant("sensitivity_loose", "declares 4C/n (sound but loose: adds twice the noise needed)",
-                   "clipped_mean_sensitivity", _scaled_sensitivity(2.0)),
-        ),
+    kind="monte_carlo",
+    requires=("gaussian_mechanism",),
+    check=_check_gaussian_mechanism,
+    mutants=(
+        rebind("noise_halved", "adds sigma/2 N(0, I) instead of sigma N(0, I)", "gaussian_mechanism",
+               noise_std=lambda sigma: sigma / 2.0),
+        on_output("first_coordinate_only", "noise added to the first coordinate only", "gaussian_mechanism",
+                  _first_coordinate_only),
+        rebind("ignores_rng", "noise from a fresh np.random.default_rng(0) on every call", "gaussian_mechanism",
+               rng=lambda _: np.random.default_rng(0)),
+        Mutant(name="global_stream", description="noise from one hidden generator shared by all calls",
+               apply=_global_stream),
     ),
-    Claim(
-        id="zo_o2nc.sec1_6.gaussian_mechanism_noise",
-        paper="zo_o2nc",
-        location="§2 and §4.2 (Gaussian mechanism of the tree nodes); dpzero Algorithm 2 line 6",
-        statement=(
-            "gaussian_mechanism(value, sigma, rng) = value + sigma N(0, I): mean value, covariance sigma^2 I "
-            "(every coordinate noised, independently), the noise drawn from the generator passed in "
-            "(same state -> same output, different generators -> different outputs), sigma = 0 -> value."
-        ),
-        kind="monte_carlo",
-        requires=("gaussian_mechanism",),
-        check=_check_gaussian_mechanism,
-        mutants=(
-            mutant("noise_halved", "adds sigma/2 N(0, I) instead of sigma N(0, I)",
-                   "gaussian_mechanism", _halved_noise),
-            mutant("first_coordinate_only", "noise added to the first coordinate only",
-                   "gaussian_mechanism", _first_coordinate_only),
-            mutant("ignores_rng", "noise from a fresh np.random.default_rng(0) on every call",
-                   "gaussian_mechanism", _fixed_generator),
-            mutant("global_stream", "noise from one hidden generator shared by all calls",
-                   "gaussian_mechanism", _global_stream),
-        ),
-    ),
-]
+)

@@ -1,0 +1,303 @@
+"""The claim-writing API (docs/writing-claims.md): everything a claim module imports, from one place.
+
+A claim module imports only this module (and ``reference`` for test problems and ground truth):
+
+* the model: :class:`Claim`, :class:`Mutant`, :class:`Evidence`, :class:`CheckContext`, the verdicts;
+* evidence: :func:`deterministic` (exact checks), :func:`decide` (one statistical test),
+  :func:`combine` (several sub-checks, Bonferroni), :func:`erratum_evidence` (printed fails, corrected holds);
+* statistical tests, each with its minimal detectable effect: :func:`hotelling_mean_test`,
+  :func:`bounded_mean_upper_test`, :func:`bounded_mean_equality_test`, :func:`ks_test`,
+  :func:`binomial_test`, :func:`clopper_pearson`;
+* helpers for checks: :func:`stack_calls` and :func:`range_violation` (Monte Carlo samples of a bounded
+  quantity), :data:`UNIT_ROUNDOFF`, :func:`rounding_gamma`, :func:`mp_to_float` and :func:`agreement` (a
+  subject against the mpmath reference within a float64 error bound);
+* :func:`reference_subject`, which backend claims compare a subject with;
+* mutants that break one protocol of a subject without re-typing its signature:
+
+  - :func:`rebind` — call the original with some arguments replaced (``steps=1``) or transformed
+    (``noise_multiplier=lambda z: z**2``);
+  - :func:`on_output` — call the original and transform its result, ``transform(result, call)``;
+  - :func:`substitute` — a different implementation, ``implementation(call)``, where ``call`` names the
+    arguments (``call.epsilon``) and can still run the original (``call.original(orders=high)``);
+  - :func:`mutant` — the general form, ``transform(original) -> replacement``, for stateful bugs
+    (a cache, a counter) that need the function itself.
+
+  A mutant that breaks several protocols at once is a :class:`Mutant` with its own ``apply``.
+
+Claims are discovered: every module-level :class:`Claim` of a module under ``proofs_checks/claims/`` is
+registered (proofs_checks/registry.py), so a claim module has no list to keep.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .claim import DEFAULT_LEVEL, ERRATUM, ERROR, FAIL, PASS, CheckContext, Claim, Evidence, Mutant
+from .subjects import reference_subject
+from .stats import (
+    POWER,
+    TestResult,
+    binomial_test,
+    bounded_mean_equality_test,
+    bounded_mean_upper_test,
+    clopper_pearson,
+    hotelling_mean_test,
+    ks_test,
+)
+
+__all__ = [
+    # model
+    "Claim",
+    "Mutant",
+    "Evidence",
+    "CheckContext",
+    "PASS",
+    "FAIL",
+    "ERRATUM",
+    "ERROR",
+    "DEFAULT_LEVEL",
+    # evidence
+    "deterministic",
+    "decide",
+    "combine",
+    "erratum_evidence",
+    # statistics
+    "POWER",
+    "TestResult",
+    "hotelling_mean_test",
+    "bounded_mean_upper_test",
+    "bounded_mean_equality_test",
+    "ks_test",
+    "binomial_test",
+    "clopper_pearson",
+    # helpers for checks
+    "stack_calls",
+    "range_violation",
+    "UNIT_ROUNDOFF",
+    "rounding_gamma",
+    "mp_to_float",
+    "agreement",
+    # the reference, for backend claims
+    "reference_subject",
+    # mutants
+    "Call",
+    "rebind",
+    "on_output",
+    "substitute",
+    "mutant",
+]
+
+
+# --- evidence ---------------------------------------------------------------------------------------------
+
+def deterministic(ok: bool, *, statistic=None, bound=None, detail: str = "", counterexample=None) -> Evidence:
+    """Evidence of an exact (non-statistical) check: ``pass`` iff ``ok``."""
+    return Evidence(
+        verdict=PASS if ok else FAIL,
+        statistic=None if statistic is None else float(statistic),
+        bound=None if bound is None else float(bound),
+        detail=detail,
+        counterexample=counterexample,
+    )
+
+
+def decide(test: TestResult, ctx: CheckContext, *, bound: float | None = None, detail: str = "") -> Evidence:
+    """Evidence from one statistical test at the context's level (the runner re-decides after Holm)."""
+    return Evidence(
+        verdict=FAIL if test.p_value < ctx.level else PASS,
+        statistic=test.statistic,
+        bound=bound,
+        p_value=test.p_value,
+        detail=detail,
+        power=test.power_text(ctx.level),
+    )
+
+
+def combine(parts: Sequence[Evidence], ctx: CheckContext) -> Evidence:
+    """One verdict from several sub-checks of a claim.
+
+    A deterministic failure decides at once. Statistical parts are Bonferroni-combined: the claim's
+    p-value is min(1, k · min p_i), so the claim keeps its level whatever k is. Build the parts with
+    ``ctx.split(k)`` so that the power they quote is the power at their level, ctx.level / k.
+    """
+    if not parts:
+        raise ValueError("combine needs at least one part")
+    for part in parts:
+        if part.verdict == FAIL and part.p_value is None:
+            return part
+    stats_parts = [p for p in parts if p.p_value is not None]
+    if not stats_parts:
+        worst = max(parts, key=lambda p: -np.inf if p.statistic is None or p.bound in (None, 0) else p.statistic / p.bound)
+        return Evidence(PASS, worst.statistic, worst.bound, None, "; ".join(p.detail for p in parts if p.detail))
+    k = len(stats_parts)
+    worst = min(stats_parts, key=lambda p: p.p_value)
+    p_value = min(1.0, k * worst.p_value)
+    return Evidence(
+        verdict=FAIL if p_value < ctx.level else PASS,
+        statistic=worst.statistic,
+        bound=worst.bound,
+        p_value=p_value,
+        detail=f"{k} sub-tests, Bonferroni; smallest p at: {worst.detail}",
+        power=worst.power,
+    )
+
+
+def erratum_evidence(printed_fails: bool, corrected_holds: bool, *, statistic=None, bound=None, detail: str = "") -> Evidence:
+    """``erratum-confirmed`` iff the printed statement fails and the corrected one holds; else ``fail``."""
+    verdict = ERRATUM if (printed_fails and corrected_holds) else FAIL
+    why = []
+    if not printed_fails:
+        why.append("the printed statement did not fail")
+    if not corrected_holds:
+        why.append("the corrected statement does not hold")
+    return Evidence(
+        verdict=verdict,
+        statistic=None if statistic is None else float(statistic),
+        bound=None if bound is None else float(bound),
+        detail=detail + (" — " + "; ".join(why) if why else ""),
+    )
+
+
+# --- helpers for checks ------------------------------------------------------------------------------------
+
+#: The unit roundoff of IEEE float64 (round to nearest), u = 2⁻⁵³.
+UNIT_ROUNDOFF = 2.0**-53
+
+
+def rounding_gamma(n: int) -> float:
+    """γ_n = n·u / (1 − n·u): the relative error bound of n successive float64 roundings (Higham, *Accuracy
+    and Stability of Numerical Algorithms*, §3.1)."""
+    return n * UNIT_ROUNDOFF / (1.0 - n * UNIT_ROUNDOFF)
+
+
+def mp_to_float(array) -> np.ndarray:
+    """An array of mpmath numbers (any shape) as float64, elementwise."""
+    return np.array([float(v) for v in np.asarray(array, dtype=object).reshape(-1)]).reshape(np.shape(array))
+
+
+def agreement(label: str, got, exact, bound: float) -> Evidence:
+    """``pass`` iff the subject's output ``got`` has the reference's shape, is finite, and lies within ``bound``
+    (max absolute difference) of ``exact``, the mpmath reference rounded to float64."""
+    got = np.asarray(got, dtype=np.float64)
+    exact = np.asarray(exact, dtype=np.float64)
+    if got.shape != exact.shape:
+        return deterministic(False, detail=f"{label}: shape {got.shape} != reference {exact.shape}")
+    if not np.all(np.isfinite(got)):
+        return deterministic(False, detail=f"{label}: non-finite output")
+    error = float(np.max(np.abs(got - exact))) if got.size else 0.0
+    return deterministic(error <= bound, statistic=error, bound=bound,
+                         detail=f"{label}: max |subject - mpmath reference| vs float64 error bound")
+
+
+def stack_calls(estimate: Callable[[int], Any], count: int) -> np.ndarray:
+    """(count, ...) float64 array of ``estimate(k)`` for k = 0..count−1 (one subject call per replicate)."""
+    return np.array([np.asarray(estimate(k), dtype=np.float64) for k in range(count)])
+
+
+def range_violation(values, upper: float, label: str) -> Evidence | None:
+    """A deterministic failure if a sample exceeds the range a lemma guarantees (which the bounded-mean tests
+    assume), else None. Tolerance 1e-9 relative: the rounding of a squared norm of a few terms."""
+    worst = float(np.max(values))
+    if worst > upper * (1.0 + 1e-9):
+        return deterministic(False, statistic=worst, bound=upper,
+                             detail=f"{label}: a sample exceeds the range the lemma guarantees")
+    return None
+
+
+# --- mutants ----------------------------------------------------------------------------------------------
+
+class Call:
+    """One call of a protocol as a mutant sees it.
+
+    ``call.<parameter>`` is the argument bound to that parameter (defaults filled in), ``call.arguments``
+    all of them by name, and ``call.original(**changes)`` runs the unmutated implementation with the same
+    arguments except ``changes``.
+    """
+
+    __slots__ = ("_function", "_signature", "_arguments")
+
+    def __init__(self, function: Callable, signature: inspect.Signature, arguments: dict[str, Any]):
+        self._function = function
+        self._signature = signature
+        self._arguments = arguments
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        return dict(self._arguments)
+
+    def __getattr__(self, name: str):
+        try:
+            return self._arguments[name]
+        except KeyError:
+            raise AttributeError(f"the protocol has no parameter {name!r}; it has {list(self._arguments)}") from None
+
+    def original(self, **changes):
+        unknown = set(changes) - set(self._arguments)
+        if unknown:
+            raise TypeError(f"the protocol has no parameter {sorted(unknown)}; it has {list(self._arguments)}")
+        bound = inspect.BoundArguments(self._signature, {**self._arguments, **changes})
+        return self._function(*bound.args, **bound.kwargs)
+
+
+def _signature_of(protocol: str, function: Callable) -> inspect.Signature:
+    try:
+        return inspect.signature(function)
+    except (TypeError, ValueError) as exc:  # builtins without introspectable signatures
+        raise TypeError(f"cannot mutate protocol {protocol!r}: its implementation has no signature ({exc})") from None
+
+
+def _replacing(protocol: str, implementation: Callable[[Call], Any]) -> Callable[[Callable], Callable]:
+    """``transform(original)`` for :func:`mutant`: the replacement keeps the original's signature."""
+
+    def transform(original):
+        signature = _signature_of(protocol, original)
+
+        @functools.wraps(original)
+        def mutated(*args, **kwargs):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            return implementation(Call(original, signature, dict(bound.arguments)))
+
+        return mutated
+
+    return transform
+
+
+def mutant(name: str, description: str, protocol: str, transform: Callable[[Callable], Callable]) -> Mutant:
+    """A mutant whose ``protocol`` is replaced by ``transform(original)`` (the general form)."""
+
+    def apply(subject):
+        return subject.replace(label=name, **{protocol: transform(getattr(subject, protocol))})
+
+    return Mutant(name=name, description=description, apply=apply)
+
+
+def substitute(name: str, description: str, protocol: str, implementation: Callable[[Call], Any]) -> Mutant:
+    """A mutant whose ``protocol`` computes ``implementation(call)`` instead (see :class:`Call`)."""
+    return mutant(name, description, protocol, _replacing(protocol, implementation))
+
+
+def on_output(name: str, description: str, protocol: str, transform: Callable[[Any, Call], Any]) -> Mutant:
+    """A mutant whose ``protocol`` returns ``transform(result, call)`` of the original's ``result``."""
+    return substitute(name, description, protocol, lambda call: transform(call.original(), call))
+
+
+def rebind(name: str, description: str, protocol: str, **changes) -> Mutant:
+    """A mutant whose ``protocol`` runs with some arguments changed.
+
+    Each keyword names a parameter; its value replaces the argument, or, when callable, is applied to it
+    (``steps=lambda s: s - 1``). To pass a callable as the new argument, wrap it: ``loss=lambda _: other``.
+    """
+    if not changes:
+        raise ValueError(f"mutant {name!r}: rebind needs at least one parameter to change")
+
+    def implementation(call: Call):
+        return call.original(**{key: change(getattr(call, key)) if callable(change) else change
+                                for key, change in changes.items()})
+
+    return substitute(name, description, protocol, implementation)
