@@ -8,16 +8,24 @@
 NAME is a built-in scenario (``empirical_dp.registry.SCENARIOS``), a planted bug (``empirical_dp.planted.PLANTED``)
 or ``module:attr`` naming an importable ``Scenario``. ``run`` draws N outputs per dataset (default: 100 000, or the
 planted bug's budget), chooses the thresholds on a disjoint select split (default strategy "bonferroni_grid") and
-prints the certified ε_lb (Clopper–Pearson), the GDP μ_lb and its ε, the claimed and tight ε, the verdict and the
-tightness ε_lb / tight ε; for a scenario whose law is known (μ-GDP, likelihood-ratio attack) the known-law oracle ε_lb
+prints the claim ((ε, δ) or μ-GDP), the certified ε_lb (Clopper–Pearson), the GDP μ_lb and its ε (each marked as
+a verdict bound or as reported only: the GDP bound is not valid against an (ε, δ) claim), the claimed and tight ε,
+the verdict, the bound that decided it ("decided_by": "clopper_pearson_epsilon" or "gdp_mu") with its margin over
+the claim and its false-alarm probability (1 − its confidence after the Bonferroni split), and the tightness
+ε_lb / tight ε; for a scenario whose law is known (μ-GDP, likelihood-ratio attack) the known-law oracle ε_lb
 (what one threshold chosen from the true law certifies on the same counted data) and ε_lb minus it; and the
-search-based oracle ε_lb ("best threshold searched on the counted data (not a bound, optimistic)"). With --shards > 1 or an executor other
-than serial the counted shards run through ``empirical_dp.executors.audit_sharded``.
+search-based oracle ε_lb ("best threshold searched on the counted data (not a bound, optimistic)"). With
+--shards > 1 or an executor other than serial the counted shards run through
+``empirical_dp.executors.audit_sharded``. A planted bug that comes out "consistent" is reported as MISSED
+("planted bug not caught at this budget"; json: "missed": true), never as a plain "consistent".
 
-Exit codes: 0 consistent, or a violation of a planted bug (printed "violation (expected: planted bug)");
+Exit codes: 0 consistent, or a violation of a planted bug (printed "violation (expected: planted bug)"), or a
+planted bug missed at the chosen budget (printed as missed: a lack of power, not a finding about a mechanism);
 1 a violation of a scenario that is not a planted bug; 2 bad usage (the message names the parameter).
 
-``quick_audits()`` runs every shipped scenario and planted bug at a quick budget for ``dpref check``.
+``quick_audits()`` runs every shipped scenario at a quick budget and every planted bug at its budget for
+``dpref check``; each record names the claim, the deciding bound, its margin and false-alarm probability, and
+flags a missed planted bug ("missed", with the note "planted bug not caught at this budget").
 """
 
 from __future__ import annotations
@@ -38,10 +46,10 @@ from empirical_dp.scenarios import Scenario
 from reference.reporting import render
 
 __all__ = ["register", "run", "quick_audits", "QUICK_TRIALS", "QUICK_TRIALS_BY_SCENARIO", "QUICK_CONFIDENCE",
-           "DEFAULT_TRIALS",
-           "ORACLE_LABEL", "KNOWN_LAW_LABEL"]
+           "DEFAULT_TRIALS", "ORACLE_LABEL", "KNOWN_LAW_LABEL", "MISSED_NOTE", "verdict_text", "outcome_fields"]
 
-#: Trials per dataset for a shipped scenario in ``quick_audits`` (planted bugs use their own, smaller budgets).
+#: Trials per dataset for a shipped scenario in ``quick_audits`` (planted bugs run at their own budgets,
+#: ``empirical_dp.planted.PLANTED``, sized for a bound valid for their claim at ``QUICK_CONFIDENCE``).
 QUICK_TRIALS = 200_000
 #: Smaller quick budgets for scenarios that run a whole algorithm per trial (T = 100 DPZero steps each).
 QUICK_TRIALS_BY_SCENARIO = {"dpzero-full-run": 2_000, "dpzero-full-run-poisson": 1_000, "dpzero-published": 100}
@@ -58,6 +66,11 @@ ORACLE_LABEL = "best threshold searched on the counted data (not a bound, optimi
 #: How the known-law oracle is labelled: the ε_lb one threshold fixed from the true law would certify on the same data.
 KNOWN_LAW_LABEL = "one threshold chosen from the true law, counted on the same data (yardstick, not the verdict)"
 EXPECTED_PLANTED = "violation (expected: planted bug)"
+#: What a planted bug that comes out "consistent" is reported as (never a plain "consistent").
+MISSED_NOTE = "planted bug not caught at this budget"
+MISSED_PLANTED = f"consistent -- MISSED: {MISSED_NOTE} (expected: violation)"
+#: Labels of the bounds in the table.
+BOUND_LABELS = {"clopper_pearson_epsilon": "epsilon_lb", "gdp_mu": "mu_lb"}
 
 
 def _planted() -> dict:
@@ -93,15 +106,18 @@ def register(subparsers) -> argparse.ArgumentParser:
 # Targets
 
 
+LIST_COLUMNS = ["name", "kind", "claim_type", "claimed_epsilon", "claimed_mu", "tight_epsilon", "description"]
+
+
+def _list_row(name: str, kind: str, scenario: Scenario) -> dict:
+    return {"name": name, "kind": kind, "claim_type": scenario.claim_type, "claimed_epsilon": scenario.claimed_epsilon,
+            "claimed_mu": scenario.claimed_mu, "tight_epsilon": scenario.tight_epsilon,
+            "description": scenario.description}
+
+
 def _list_records() -> list[dict]:
-    rows = []
-    for name, scenario in SCENARIOS.items():
-        rows.append({"name": name, "kind": "scenario", "claimed_epsilon": scenario.claimed_epsilon,
-                     "tight_epsilon": scenario.tight_epsilon, "description": scenario.description})
-    for name, (factory, _, _) in _planted().items():
-        scenario = factory()
-        rows.append({"name": name, "kind": "planted bug", "claimed_epsilon": scenario.claimed_epsilon,
-                     "tight_epsilon": scenario.tight_epsilon, "description": scenario.description})
+    rows = [_list_row(name, "scenario", scenario) for name, scenario in SCENARIOS.items()]
+    rows += [_list_row(name, "planted bug", factory()) for name, (factory, _, _) in _planted().items()]
     return rows
 
 
@@ -135,8 +151,40 @@ def _runner(kind: str, name: str, scenario: Scenario, *, seed, executor, shards,
                                              confidence=confidence, progress=progress, threshold_strategy=strategy)
 
 
-def _verdict_text(kind: str, verdict: str) -> str:
-    return EXPECTED_PLANTED if kind == "planted" and verdict == "violation" else verdict
+def verdict_text(kind: str, verdict: str) -> str:
+    """The verdict as printed: "violation (expected: planted bug)", the MISSED line for a planted bug that came
+    out "consistent", else the verdict itself."""
+    if kind == "planted":
+        return EXPECTED_PLANTED if verdict == "violation" else MISSED_PLANTED
+    return verdict
+
+
+def outcome_fields(kind: str, verdict: str) -> dict:
+    """``expected`` ("violation" for a planted bug, else "consistent"), ``missed`` (a planted bug reported
+    "consistent"), ``ok`` (verdict == expected) and ``note`` (``MISSED_NOTE`` when missed, else "")."""
+    expected = "violation" if kind == "planted" else "consistent"
+    missed = kind == "planted" and verdict != "violation"
+    return {"expected": expected, "missed": missed, "ok": verdict == expected, "note": MISSED_NOTE if missed else ""}
+
+
+def _decision_text(record: dict) -> str:
+    """e.g. "gdp_mu: mu_lb 0.52 > claimed mu 0.268 (margin +0.252); false-alarm probability 0.025"."""
+    bound = record["decided_by"]
+    if bound == "gdp_mu":
+        value, claimed, unit = record["gdp_mu_lb"], record["claimed_mu"], "mu"
+    else:
+        value, claimed, unit = record["epsilon_lb"], record["claimed_epsilon"], "epsilon"
+    relation = ">" if record["verdict"] == "violation" else "<="
+    margin = record["margin"]
+    margin_text = margin if isinstance(margin, str) else f"{margin:+.6g}"
+    return (f"{bound}: {BOUND_LABELS.get(bound, bound)} {_fmt(value)} {relation} claimed {unit} {_fmt(claimed)} "
+            f"(margin {margin_text}); false-alarm probability {_fmt(record['false_alarm_probability'])}")
+
+
+def _bound_role(record: dict, bound: str) -> str:
+    if bound in record["verdict_bounds"].split(","):
+        return "[verdict bound]"
+    return "[reported only: not a bound against an (epsilon, delta) claim]"
 
 
 def _fmt(value) -> str:
@@ -147,22 +195,38 @@ def _fmt(value) -> str:
     return str(value)
 
 
+def _claim_text(record: dict) -> str:
+    if record["claim_type"] == "gdp":
+        return (f"mu-GDP, mu = {_fmt(record['claimed_mu'])} (implies epsilon {_fmt(record['claimed_epsilon'])} at "
+                f"delta {_fmt(record['delta'])})")
+    return f"(epsilon, delta) = ({_fmt(record['claimed_epsilon'])}, {_fmt(record['delta'])})"
+
+
 def _table(record: dict) -> str:
     lines = [
         ("scenario", f"{record['scenario']} ({record['kind']})"),
+        ("claim", _claim_text(record)),
         ("trials", f"{record['trials']:,} per dataset (select {record['select_trials']:,}, count "
                    f"{record['count_trials']:,}, {record['shards']} shard(s)), seed {record['seed']}"),
         ("confidence", f"{_fmt(record['confidence'])} (each bound at {_fmt(record['bound_confidence'])}), "
                        f"delta {_fmt(record['delta'])}"),
         ("strategy", f"{record['threshold_strategy']} (thresholds counted for epsilon_lb: {record['grid_size']})"),
         ("epsilon_lb", f"{_fmt(record['epsilon_lb'])}  Clopper-Pearson; threshold {_fmt(record['threshold'])}: "
-                       f"FP {record['fp']}/{record['negatives']}, FN {record['fn']}/{record['positives']}"),
+                       f"FP {record['fp']}/{record['negatives']}, FN {record['fn']}/{record['positives']}  "
+                       f"{_bound_role(record, 'clopper_pearson_epsilon')}"),
         ("gdp_mu_lb", f"{_fmt(record['gdp_mu_lb'])}  threshold {_fmt(record['gdp_threshold'])}: "
-                      f"FP {record['gdp_fp']}/{record['gdp_negatives']}, FN {record['gdp_fn']}/{record['gdp_positives']}"),
-        ("gdp_epsilon_lb", _fmt(record["gdp_epsilon_lb"])),
+                      f"FP {record['gdp_fp']}/{record['gdp_negatives']}, "
+                      f"FN {record['gdp_fn']}/{record['gdp_positives']}  {_bound_role(record, 'gdp_mu')}"),
+        ("gdp_epsilon_lb", f"{_fmt(record['gdp_epsilon_lb'])}  (the epsilon of mu_lb at delta)"),
         ("claimed_epsilon", _fmt(record["claimed_epsilon"])),
-        ("tight_epsilon", _fmt(record["tight_epsilon"])),
+        ("claimed_mu", _fmt(record["claimed_mu"])),
+        ("tight_epsilon", f"{_fmt(record['tight_epsilon'])}  (true law: a yardstick, not the verdict)"),
         ("verdict", record["verdict_text"]),
+        ("decided_by", _decision_text(record)),
+    ]
+    if record.get("missed"):
+        lines.append(("missed", f"{MISSED_NOTE} ({record['trials']:,} trials per dataset)"))
+    lines += [
         ("tightness", f"{_fmt(record['tightness'])}  (epsilon_lb / tight; GDP: {_fmt(record['gdp_tightness'])})"),
         ("known_law_oracle", f"{_fmt(record['known_law_oracle_epsilon_lb'])}  {KNOWN_LAW_LABEL}"),
         ("epsilon_lb - oracle", f"{_fmt(record['epsilon_lb_minus_known_law_oracle'])}  (epsilon_lb minus known-law oracle)"),
@@ -198,10 +262,11 @@ def _run_audit(args) -> int:
     result = run(trials)
     seconds = time.perf_counter() - start
     record = {"kind": kind, **result_record(result), "seconds": seconds}
-    record["verdict_text"] = _verdict_text(kind, result.verdict)
+    record["verdict_text"] = verdict_text(kind, result.verdict)
     record["oracle_note"] = ORACLE_LABEL
     record["known_law_oracle_note"] = KNOWN_LAW_LABEL
-    record["expected"] = "violation" if kind == "planted" else "consistent"
+    outcome = outcome_fields(kind, result.verdict)
+    record.update(expected=outcome["expected"], missed=outcome["missed"], note=outcome["note"])
     if args.report:
         serial = _runner(kind, args.name, scenario, seed=args.seed, executor="serial", shards=1,
                          confidence=args.confidence, progress=False, strategy=args.threshold_strategy)
@@ -210,7 +275,10 @@ def _run_audit(args) -> int:
         write_audit_report([result], args.report, mu={result.scenario: scenario.mu} if scenario.mu else None,
                            series={result.scenario: series},
                            manifest={"command": command, "name": args.name, "kind": kind, "executor": args.executor,
-                                     "series_trials": [r.trials for r in series]})
+                                     "series_trials": [r.trials for r in series]},
+                           annotations={result.scenario: {"kind": kind, "verdict_text": record["verdict_text"],
+                                                          "expected": record["expected"],
+                                                          "missed": record["missed"], "note": record["note"]}})
         record["report"] = str(args.report)
     if args.format == "json":
         print(json.dumps(record, indent=2))
@@ -225,30 +293,35 @@ def _run_audit(args) -> int:
 
 def quick_audits(seed: int = 0) -> list[dict]:
     """Every shipped scenario at ``QUICK_TRIALS`` trials (``QUICK_TRIALS_BY_SCENARIO`` for whole-run scenarios) and
-    every planted bug at its budget (≤ QUICK_TRIALS), serially: one record each with name, kind, trials, the
-    bounds, verdict, ``expected`` ("consistent" for scenarios, "violation" for planted bugs), ``ok`` (verdict ==
-    expected) and seconds."""
+    every planted bug at its budget (``empirical_dp.planted.PLANTED``), serially, at ``QUICK_CONFIDENCE``: one
+    record each (``QUICK_COLUMNS``) with name, kind, claim (``claim_type``, claimed ε and μ), trials, the bounds,
+    verdict, the deciding bound (``decided_by``), its ``margin`` over the claim and its ``false_alarm``
+    probability, ``expected`` ("consistent" for scenarios, "violation" for planted bugs), ``missed`` (a planted
+    bug reported "consistent"), ``ok`` (verdict == expected), ``note`` ("planted bug not caught at this budget"
+    when missed) and seconds."""
     targets = [(name, "scenario", lambda n, s=s: audit_module.audit(s, n, seed=seed, confidence=QUICK_CONFIDENCE),
                 QUICK_TRIALS_BY_SCENARIO.get(name, QUICK_TRIALS)) for name, s in SCENARIOS.items()]
     targets += [(name, "planted",
                  lambda n, name=name: planted_module.audit_planted(name, seed, n, confidence=QUICK_CONFIDENCE),
-                 min(budget, QUICK_TRIALS)) for name, (_, _, budget) in _planted().items()]
+                 budget) for name, (_, _, budget) in _planted().items()]
     records = []
     for name, kind, run, trials in targets:
         start = time.perf_counter()
         result = run(trials)
-        expected = "violation" if kind == "planted" else "consistent"
         records.append({
-            "name": name, "kind": kind, "trials": result.trials, "claimed_epsilon": result.claimed_epsilon,
-            "tight_epsilon": result.tight_epsilon, "epsilon_lb": result.epsilon_lb,
-            "gdp_epsilon_lb": result.gdp_epsilon_lb, "verdict": result.verdict, "expected": expected,
-            "ok": result.verdict == expected, "seconds": time.perf_counter() - start,
+            "name": name, "kind": kind, "claim_type": result.claim_type, "trials": result.trials,
+            "claimed_epsilon": result.claimed_epsilon, "claimed_mu": result.claimed_mu,
+            "tight_epsilon": result.tight_epsilon, "epsilon_lb": result.epsilon_lb, "gdp_mu_lb": result.gdp_mu_lb,
+            "gdp_epsilon_lb": result.gdp_epsilon_lb, "verdict": result.verdict, "decided_by": result.decided_by,
+            "margin": result.margin, "false_alarm": result.false_alarm_probability,
+            **outcome_fields(kind, result.verdict), "seconds": time.perf_counter() - start,
         })
     return records
 
 
-QUICK_COLUMNS = ["name", "kind", "trials", "claimed_epsilon", "tight_epsilon", "epsilon_lb", "gdp_epsilon_lb",
-                 "verdict", "expected", "ok", "seconds"]
+QUICK_COLUMNS = ["name", "kind", "claim_type", "trials", "claimed_epsilon", "claimed_mu", "tight_epsilon",
+                 "epsilon_lb", "gdp_mu_lb", "gdp_epsilon_lb", "verdict", "decided_by", "margin", "false_alarm",
+                 "expected", "missed", "ok", "note", "seconds"]
 
 
 def quick_audits_frame(records: list[dict]) -> pd.DataFrame:
@@ -259,8 +332,7 @@ def run(args) -> int:
     """Run ``dpref audit list|run`` from parsed arguments; returns the exit code (0, 1 or 2)."""
     try:
         if args.audit_command == "list":
-            frame = pd.DataFrame(_list_records(), columns=["name", "kind", "claimed_epsilon", "tight_epsilon",
-                                                           "description"])
+            frame = pd.DataFrame(_list_records(), columns=LIST_COLUMNS)
             print(render(frame, args.format))
             return 0
         if args.audit_command == "run":

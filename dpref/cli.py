@@ -2,7 +2,7 @@
 
     dpref claims list   [--paper P] [--kind K] [--id ID] [--subject S] [--format F]
     dpref claims run    [--paper P] [--kind K] [--id ID] [--subject S ...] [--budget quick|full]
-                        [--soak N] [--format F] [--report DIR] [--no-progress]
+                        [--soak N [--level L]] [--format F] [--report DIR] [--no-progress]
     dpref check         quick claims on reference and fast, and quick audits; exit 1 on any violation
     dpref account epsilon|sigma ...   privacy accounting (see dpref/account.py)
     dpref conform accountants ...     our accountant beside dp_accounting, Opacus, prv_accountant, autodp
@@ -10,7 +10,8 @@
     dpref run ALGORITHM ...           run an algorithm on a built-in problem; what it publishes out (reference/runner.py)
     dpref cite [--paper KEY] [--format bibtex|text]   how to cite dpref or a paper (dpref/cite.py)
 
-Exit codes: 0 all verdicts pass/erratum-confirmed, 1 a claim failed or errored, 2 bad usage.
+Exit codes: 0 all verdicts pass/erratum-confirmed/borrowed (for --soak: every claim calibrated), 1 a claim
+failed or errored (for --soak: a run errored or a false-alarm rate is significantly above the level), 2 bad usage.
 """
 
 from __future__ import annotations
@@ -24,13 +25,13 @@ import pandas as pd
 
 from dpref import account, audit, cite, conform
 from dpref import run as run_command
-from proofs_checks.claim import BUDGETS, ERRATUM, KINDS, PAPERS, PASS
+from proofs_checks.claim import BORROWED, BUDGETS, HOLDS, KINDS, PAPERS, PASS
 from proofs_checks.registry import load_claims, select
 from reference.reporting import FORMATS, render, to_records, write_report
 from proofs_checks.runner import run_claims, soak
 from proofs_checks.subjects import SubjectError, resolve_subject
 
-RUN_COLUMNS = ["id", "subject", "verdict", "statistic", "bound", "p_adjusted", "seconds"]
+RUN_COLUMNS = ["id", "subject", "verdict", "statistic", "bound", "p_adjusted", "relative_mde", "seconds"]
 
 
 def _add_selection(parser: argparse.ArgumentParser) -> None:
@@ -59,7 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="reference, fast or module:attr (repeatable; default: reference and fast)",
     )
     run_parser.add_argument("--budget", default="quick", choices=sorted(BUDGETS))
-    run_parser.add_argument("--soak", type=int, default=0, metavar="N", help="rerun N times with fresh seeds")
+    run_parser.add_argument("--soak", type=int, default=0, metavar="N",
+                            help="calibration: rerun the statistical claims N times with fresh seeds")
+    run_parser.add_argument("--level", type=float, default=None, metavar="L",
+                            help="with --soak: decide every run at this false-alarm level (default: each claim's)")
     run_parser.add_argument("--report", default=None, metavar="DIR", help="write csv/json/markdown + manifest")
     run_parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
@@ -91,6 +95,8 @@ def _claims_list(args) -> int:
             "statement": c.statement,
             "requires": list(c.requires),
             "mutants": [{"name": m.name, "description": m.description} for m in c.mutants],
+            "mde_target": None if c.mde_target is None else {"quick": c.mde_target.quick, "full": c.mde_target.full},
+            "power_note": c.power_note,
         }
         for c in claims
     ]
@@ -104,28 +110,59 @@ def _claims_list(args) -> int:
     return 0
 
 
-def _run(claims, subjects, budget, fmt, report, progress, soak_runs=0, command="") -> int:
+def _soak(claims, subjects, budget, fmt, report, progress, runs, level, command) -> int:
+    frame = soak(claims, subjects, budget, runs=runs, level=level, progress=progress)
+    print(render(frame, fmt))
+    if report:
+        write_report(frame, report, manifest={"command": command, "budget": budget, "soak": runs, "level": level,
+                                              "pooled_uniformity_p": frame.attrs["pooled_uniformity_p"]}, name="soak")
+    statistical = frame[frame["statistical"]]
+    bad = frame[~frame["calibrated"]]
+    pooled = frame.attrs["pooled_uniformity_p"]
+    print(f"dpref: soak of {len(statistical)} statistical claim checks x {runs} runs "
+          f"({len(frame) - len(statistical)} deterministic, run once); {len(bad)} not calibrated; pooled uniformity "
+          f"test of {frame.attrs['pooled_p_values']} p-values: p = " + ("n/a" if pooled is None else f"{pooled:.3g}"),
+          file=sys.stderr)
+    for _, row in bad.iterrows():
+        print(f"  not calibrated: {row['id']} on {row['subject']}: {row['false_alarms']} false alarms and "
+              f"{row['errors']} errors in {row['runs']} runs at level {row['level']:g} (95 % interval "
+              f"[{row['rate_lower']:.3g}, {row['rate_upper']:.3g}])", file=sys.stderr)
+    return 1 if len(bad) else 0
+
+
+def _summary(frame) -> str:
+    """Verdict counts, with the passes on fast (and other non-reference subjects) that ran their own code."""
+    counts = frame["verdict"].value_counts().to_dict()
+    parts = []
+    for verdict, count in counts.items():
+        text = f"{count} {verdict}"
+        if verdict == PASS:
+            own = int(((frame["verdict"] == PASS) & (frame["subject"] != "reference")).sum())
+            text += f" ({own} of them on a subject's own code, not the reference)"
+        if verdict == BORROWED:
+            text += " (a subject ran only reference code it borrows: not counted as its pass)"
+        parts.append(text)
+    return ", ".join(parts)
+
+
+def _run(claims, subjects, budget, fmt, report, progress, soak_runs=0, command="", level=None) -> int:
     if not claims:
         print("no claims selected (or none applies to the chosen subjects)", file=sys.stderr)
         return 2
     if soak_runs:
-        frame = soak(claims, subjects, budget, runs=soak_runs, progress=progress)
-        print(render(frame, fmt))
-        if report:
-            write_report(frame, report, manifest={"command": command, "budget": budget, "soak": soak_runs}, name="soak")
-        return 0
+        return _soak(claims, subjects, budget, fmt, report, progress, soak_runs, level, command)
     frame = run_claims(claims, subjects, budget, progress=progress)
     if fmt == "json":
-        keep = ["id", "subject", "verdict", "statistic", "bound", "p_value", "p_adjusted", "seed", "seconds", "detail"]
+        keep = ["id", "subject", "verdict", "statistic", "bound", "p_value", "p_adjusted", "seed", "seconds", "mde",
+                "relative_mde", "mde_target", "power", "detail"]
         print(json.dumps(to_records(frame[keep]), indent=2))
     else:
         print(render(frame, fmt, columns=RUN_COLUMNS))
     if report:
         write_report(frame, report, manifest={"command": command, "budget": budget})
-    bad = frame[~frame["verdict"].isin([PASS, ERRATUM])]
+    bad = frame[~frame["verdict"].isin(HOLDS)]
     # The summary goes to stderr so that --format json/csv output stays machine-readable.
-    summary = frame["verdict"].value_counts().to_dict()
-    print(f"dpref: {len(frame)} checks, " + ", ".join(f"{v} {k}" for k, v in summary.items()), file=sys.stderr)
+    print(f"dpref: {len(frame)} checks, {_summary(frame)}", file=sys.stderr)
     for _, row in bad.iterrows():
         print(f"  {row['verdict']}: {row['id']} on {row['subject']}: {row['detail']}", file=sys.stderr)
     return 1 if len(bad) else 0
@@ -158,9 +195,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "claims" and args.claims_command == "run":
             if args.soak < 0:
                 parser.error("--soak must be >= 0")
+            if args.level is not None and not args.soak:
+                parser.error("--level applies to --soak runs only")
+            if args.level is not None and not 0.0 < args.level < 1.0:
+                parser.error(f"--level must lie in (0, 1), got {args.level}")
             subjects = [resolve_subject(s) for s in (args.subject or ["reference", "fast"])]
             claims = select(load_claims(), papers=args.paper, kinds=args.kind, ids=args.ids)
-            return _run(claims, subjects, args.budget, args.format, args.report, not args.no_progress, args.soak, command)
+            return _run(claims, subjects, args.budget, args.format, args.report, not args.no_progress, args.soak, command,
+                        args.level)
         if args.command == "account":
             return account.run(args)
         if args.command == "conform":

@@ -6,12 +6,14 @@ the accountant claims. Built so far:
 - ``bounds``: Clopper–Pearson (ε, δ) lower bounds from one threshold test, the Gaussian-DP μ lower
   bound and its ε(δ), and the ceiling table (the largest ε any attack can certify with N trials).
 - ``one_run``: one-run auditing (Steinke–Nasr–Jagielski 2023) p-value and ε lower bound.
-- ``scenarios``: a mechanism on a neighbouring pair with its claimed and tight ε (Gaussian,
-  Poisson-subsampled Gaussian with an exact tight ε).
+- ``scenarios``: a mechanism on a neighbouring pair with its claim — an (ε, δ) or a μ-GDP guarantee
+  (``Claim``) — kept apart from its true law (tight ε, true μ: yardsticks only) (Gaussian,
+  Poisson-subsampled Gaussian with an exact tight ε, tree aggregation, one zeroth-order release).
 - ``attacks``: likelihood-ratio, projection and logistic-regression scores.
 - ``audit``: threshold chosen on a split disjoint from the counted one (or a Bonferroni grid of
   thresholds fixed on the select split), mergeable shard counts, ROC data, and ``audit()`` returning
-  ε_lb, the GDP bound, claimed and tight ε, the verdict and tightness.
+  ε_lb, the GDP bound, the claim, the verdict decided only by bounds valid for the claim (``decided_by``,
+  its margin and false-alarm probability), tight ε and tightness.
 - ``executors``: shards run serially, on a local process pool or on a Dask cluster, with identical
   merged counts.
 - ``dpzero_scenarios``: DPZero itself audited — one step, the whole run with a sign-flipping canary

@@ -47,11 +47,22 @@ ROC: ``AuditResult.roc`` holds (false-positive rates, true-positive rates) of th
 ``candidate_thresholds`` of the pooled counted scores (≤ ``MAX_CANDIDATES`` points) — descriptive, for plots, NOT
 a bound (those thresholds are read off the counted data).
 
-Confidence: the audit reports two bounds, ε_lb (Kairouz–Oh–Viswanath) and the GDP ε_lb. When both enter the
-verdict (Gaussian scenarios, ``scenario.mu`` set) each is computed at 1 − (1 − confidence)/2 (Bonferroni), so a
-"violation" verdict is a false alarm with probability ≤ 1 − confidence. The GDP-derived ε is an ε lower bound only
-against a μ-GDP claim, so for other scenarios it is reported but not used in the verdict, and ε_lb gets the whole
-confidence.
+Claims and verdicts (``verdict_bounds``; docs/audits.md, Claims and verdicts). The verdict compares lower bounds
+with the scenario's CLAIM (``Scenario.claim``) and with nothing else; what is known about the true law
+(``Scenario.mu``, ``tight_epsilon``) feeds only the yardsticks (known-law oracle, tightness ratios). Two bounds:
+- "clopper_pearson_epsilon" (``CLOPPER_PEARSON_EPSILON``): ε_lb from Clopper–Pearson rates through
+  Kairouz–Oh–Viswanath, valid against any (ε, δ) claim, hence also against a μ-GDP claim through the (ε_μ(δ), δ)
+  it implies; violated when ε_lb > claimed ε.
+- "gdp_mu" (``GDP_MU``): the Gaussian-DP μ_lb (Dong–Roth–Su Def. 2.6), valid only against a μ-GDP claim: an
+  (ε, δ)-DP mechanism need not be μ-GDP for the μ whose ε_μ(δ) is ε, so against an (ε, δ) claim μ_lb and its ε are
+  reported but never decide. Violated when μ_lb > claimed μ.
+Against an (ε, δ) claim ε_lb alone decides, at the whole confidence. Against a μ-GDP claim both decide, each at
+1 − (1 − confidence)/2 (Bonferroni), so a "violation" is a false alarm with probability ≤ 1 − confidence either way.
+``AuditResult.decided_by`` names the deciding bound — for a violation the bound that exceeded its claim (both: the
+larger ε lower bound, ties to Clopper–Pearson), for "consistent" the verdict bound that came closest (the larger ε
+lower bound) — with ``margin`` (its value minus its claim, in its own units: ε or μ) and
+``false_alarm_probability`` (1 − its confidence after the Bonferroni split). One-run bounds
+(``empirical_dp.one_run``) are not part of ``audit``.
 """
 
 from __future__ import annotations
@@ -84,6 +95,11 @@ __all__ = [
     "check_threshold_strategy",
     "known_law_oracle_threshold",
     "has_known_law",
+    "CLOPPER_PEARSON_EPSILON",
+    "GDP_MU",
+    "BOUND_NAMES",
+    "verdict_bounds",
+    "verdict_bound_confidence",
     "plan_thresholds",
     "finish_audit",
     "audit",
@@ -104,6 +120,23 @@ GRID_SIZE = 16
 GRID_THRESHOLD_FRACTION = 0.05
 #: Default select fraction of "split".
 SPLIT_THRESHOLD_FRACTION = 0.2
+#: Names of the bounds that may decide a verdict (module docstring, Claims and verdicts).
+CLOPPER_PEARSON_EPSILON = "clopper_pearson_epsilon"
+GDP_MU = "gdp_mu"
+BOUND_NAMES = (CLOPPER_PEARSON_EPSILON, GDP_MU)
+
+
+def verdict_bounds(scenario: Scenario) -> tuple[str, ...]:
+    """The bounds valid against the scenario's claim, in the order ties are broken: ("clopper_pearson_epsilon",)
+    for an (ε, δ) claim, ("clopper_pearson_epsilon", "gdp_mu") for a μ-GDP claim."""
+    if not isinstance(scenario, Scenario):
+        raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
+    return (CLOPPER_PEARSON_EPSILON, GDP_MU) if scenario.claim_type == "gdp" else (CLOPPER_PEARSON_EPSILON,)
+
+
+def verdict_bound_confidence(scenario: Scenario, confidence) -> float:
+    """Confidence of each verdict bound: the joint ``confidence`` split by Bonferroni over ``verdict_bounds``."""
+    return 1 - (1 - confidence) / len(verdict_bounds(scenario))
 
 
 @dataclass(frozen=True)
@@ -284,8 +317,13 @@ class AuditResult:
 
     scenario: name; trials: outputs drawn per dataset (select + count); select_trials / count_trials: split sizes;
     epsilon_lb: certified ε lower bound (Kairouz–Oh–Viswanath) from ``threshold`` and ``counts``; gdp_mu_lb /
-    gdp_epsilon_lb: certified μ lower bound and its ε at δ, from ``gdp_threshold`` and ``gdp_counts``;
-    claimed_epsilon / tight_epsilon / delta: from the scenario; verdict: "violation" or "consistent";
+    gdp_epsilon_lb: certified μ lower bound and its ε at δ, from ``gdp_threshold`` and ``gdp_counts`` (bounds only
+    against a μ-GDP claim); claim_type: "epsilon_delta" or "gdp"; claimed_epsilon / claimed_mu / delta: the claim
+    (claimed_mu None for an (ε, δ) claim; for a μ-GDP claim claimed_epsilon is the ε it implies at δ);
+    tight_epsilon: the scenario's true ε (yardstick); verdict: "violation" or "consistent"; verdict_bounds: the
+    bounds valid against the claim (``verdict_bounds``); decided_by: the one that decided (module docstring);
+    margin: its value minus its claim (ε_lb − claimed ε, or μ_lb − claimed μ; > 0 iff it is violated);
+    false_alarm_probability: 1 − its confidence, (1 − confidence)/len(verdict_bounds);
     tightness: epsilon_lb / tight_epsilon (None if unknown or 0); gdp_tightness: likewise for gdp_epsilon_lb;
     oracle_epsilon_lb: the best ε_lb over thresholds searched on the counted split itself (report only — NOT a
     bound, optimistic: inflated by the search); known_law_oracle_epsilon_lb: what an oracle-chosen threshold would
@@ -315,6 +353,12 @@ class AuditResult:
     claimed_epsilon: float
     tight_epsilon: float | None
     verdict: str
+    claim_type: str
+    claimed_mu: float | None
+    verdict_bounds: tuple[str, ...]
+    decided_by: str
+    margin: float
+    false_alarm_probability: float
     tightness: float | None
     gdp_tightness: float | None
     threshold: float
@@ -426,14 +470,20 @@ def finish_audit(scenario: Scenario, plan: _Plan, merged: list[Counts], *, trial
     gdp_mu_lb = _gdp_mu_lb(gdp_counts, bound_confidence)
     gdp_epsilon_lb = gdp_epsilon(gdp_mu_lb, delta) if delta > 0 else 0.0
     known = None if plan.known_law_threshold is None else _epsilon_lb(merged[k + 1], delta, bound_confidence)
-    use_gdp = scenario.mu is not None
-    claimed = scenario.claimed_epsilon
-    violated = epsilon_lb > claimed or (use_gdp and gdp_epsilon_lb > claimed)
+    claim = scenario.claim  # the verdict reads the claim only; scenario.mu / tight_epsilon are yardsticks
+    bounds = verdict_bounds(scenario)
+    value = {CLOPPER_PEARSON_EPSILON: (epsilon_lb, claim.epsilon), GDP_MU: (gdp_mu_lb, claim.mu)}
+    epsilon_value = {CLOPPER_PEARSON_EPSILON: epsilon_lb, GDP_MU: gdp_epsilon_lb}
+    exceeded = [b for b in bounds if value[b][0] > value[b][1]]
+    # the exceeding bound (or, if none, the closest verdict bound) with the larger ε lower bound; ties: first in order
+    decided = max(exceeded or bounds, key=lambda b: epsilon_value[b])
     return AuditResult(
         scenario=scenario.name, trials=trials, select_trials=select_trials, count_trials=count_trials,
         seed=seed, shards=shards, confidence=confidence, bound_confidence=bound_confidence, delta=delta,
-        epsilon_lb=epsilon_lb, gdp_mu_lb=gdp_mu_lb, gdp_epsilon_lb=gdp_epsilon_lb, claimed_epsilon=claimed,
-        tight_epsilon=scenario.tight_epsilon, verdict="violation" if violated else "consistent",
+        epsilon_lb=epsilon_lb, gdp_mu_lb=gdp_mu_lb, gdp_epsilon_lb=gdp_epsilon_lb, claimed_epsilon=claim.epsilon,
+        tight_epsilon=scenario.tight_epsilon, verdict="violation" if exceeded else "consistent",
+        claim_type=claim.kind, claimed_mu=claim.mu, verdict_bounds=bounds, decided_by=decided,
+        margin=float(value[decided][0] - value[decided][1]), false_alarm_probability=(1 - confidence) / len(bounds),
         tightness=_ratio(epsilon_lb, scenario.tight_epsilon), gdp_tightness=_ratio(gdp_epsilon_lb, scenario.tight_epsilon),
         threshold=threshold, counts=counts, gdp_threshold=float(plan.gdp_threshold), gdp_counts=gdp_counts,
         oracle_epsilon_lb=float(oracle_epsilon_lb), threshold_strategy=threshold_strategy,
@@ -470,7 +520,7 @@ def audit(scenario: Scenario, trials, *, seed, attack=None, confidence=0.95, thr
     elif not callable(attack):
         raise TypeError(f"attack must be callable, got {type(attack).__name__}")
     delta = scenario.delta
-    bound_confidence = 1 - (1 - confidence) / 2 if scenario.mu is not None else confidence
+    bound_confidence = verdict_bound_confidence(scenario, confidence)
 
     # SELECT split: thresholds fixed before the counted outputs are drawn.
     select_d, select_dp = draw_scores(scenario, attack, select_trials, seed=seed, split="select")

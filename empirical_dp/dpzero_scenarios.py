@@ -74,6 +74,8 @@ __all__ = [
     "DPZeroAuditSetup",
     "dpzero_run_setup",
     "dpzero_scenario",
+    "GDP_ACCOUNTANTS",
+    "plan_claim",
     "dpzero_run_scenario",
     "dpzero_step_scenario",
     "dpzero_full_run_scenario",
@@ -354,9 +356,10 @@ def dpzero_run_scenario(steps=100, n=100, d=2, clip_threshold=1.0, epsilon=2.0, 
     chunk: trials per fast call (None: all in one call, which the fast twin splits into memory-sized blocks
     itself; every call recomputes the privacy plan, ~4 s for the Poisson RDP calibration); canary_scale: M/C.
 
-    Outputs (trials, T): ``DPResult.releases``. Full batch: claimed ε = the plan's (``gdp_exact``: the tight ε;
-    ``lemma22``: the target), μ = √T·(2C/n)/σ exactly, tight ε = ε_μ(δ), log-likelihood ratio
-    (2C/(nσ²))Σ_t s_t ŝ_t. Poisson: claimed ε = the RDP accountant's, μ None, tight ε = ``poisson_pld_epsilon``
+    Outputs (trials, T): ``DPResult.releases``. The claim is the plan's (``plan_claim``): ``gdp_exact`` claims
+    μ-GDP with the plan's μ (its ε is the tight ε); ``lemma22`` claims (ε, δ) = (the target, δ); the Poisson RDP
+    accountant claims (ε, δ) with its RDP ε. True law (yardsticks only): full batch μ = √T·(2C/n)/σ exactly, tight
+    ε = ε_μ(δ), log-likelihood ratio (2C/(nσ²))Σ_t s_t ŝ_t; Poisson: μ None, tight ε = ``poisson_pld_epsilon``
     (None without dp_accounting), the mixture log-likelihood ratio of the module docstring.
     """
     setup = dpzero_run_setup(steps, n, d, clip_threshold, epsilon, delta, batching=batching, batch_size=batch_size,
@@ -397,9 +400,24 @@ def dpzero_scenario(setup: DPZeroAuditSetup, name=None) -> Scenario:
     return Scenario(
         name=name or (f"dpzero(steps={setup.steps},n={setup.n},d={setup.d},C={setup.clip_threshold:g},"
                       f"batching={setup.batching},accountant={plan.accountant})"),
-        description=description, sample=_sampler(setup), claimed_epsilon=float(plan.epsilon_claimed),
+        description=description, sample=_sampler(setup), **plan_claim(plan),
         delta=setup.run["delta"], tight_epsilon=setup.tight_epsilon, mu=setup.mu, log_likelihood_ratio=llr,
     )
+
+
+#: Accountants of ``reference.algorithms.dpzero.privacy_plan`` that state a μ-GDP guarantee: "gdp_exact"
+#: calibrates σ so that the T-step composition is μ*-GDP (Dong–Roth–Su Cor. 3.3) and reports that μ (``mu_gdp``).
+GDP_ACCOUNTANTS = ("gdp_exact",)
+
+
+def plan_claim(plan) -> dict:
+    """The claim a DPZero privacy plan makes, as ``Scenario`` keyword arguments: a μ-GDP claim (``claimed_mu`` =
+    the plan's ``mu_gdp``, with its ``epsilon_claimed`` as the implied ε) for the accountants in
+    ``GDP_ACCOUNTANTS``; otherwise the (ε, δ) claim ``claimed_epsilon`` = ``epsilon_claimed`` (Lemma 2.2 and DRV
+    state (ε, δ); the RDP accountants state RDP converted to (ε, δ), which implies no μ-GDP)."""
+    if plan.accountant in GDP_ACCOUNTANTS and plan.mu_gdp is not None:
+        return dict(claimed_mu=float(plan.mu_gdp), claimed_epsilon=float(plan.epsilon_claimed))
+    return dict(claimed_epsilon=float(plan.epsilon_claimed))
 
 
 def dpzero_step_scenario(**kwargs) -> Scenario:

@@ -50,6 +50,7 @@ from .audit import (
     plan_thresholds,
     select_threshold,
     split_sizes,
+    verdict_bound_confidence,
 )
 from .bounds import epsilon_lower_bound
 from .registry import SCENARIOS
@@ -237,7 +238,7 @@ def audit_sharded(scenario, trials, *, seed, shards, executor="serial", workers=
     known_law = has_known_law(scenario_obj, attack)
     local_attack = likelihood_ratio_score(scenario_obj) if attack is None else attack
     delta = scenario_obj.delta
-    bound_confidence = 1 - (1 - confidence) / 2 if scenario_obj.mu is not None else confidence
+    bound_confidence = verdict_bound_confidence(scenario_obj, confidence)
 
     # SELECT split, serially: thresholds fixed before any counted output is drawn.
     select_d, select_dp = draw_scores(scenario_obj, local_attack, select_trials, seed=seed, split="select")

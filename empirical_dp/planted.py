@@ -1,8 +1,16 @@
 """Planted privacy bugs and their correctly implemented twins (docs/audits.md, planted bugs): each bug is a
-``Scenario`` whose ``claimed_epsilon`` is what the buggy accountant claims and whose ``sample`` runs the buggy
-mechanism on a worst-case neighbouring pair, with the attack that exposes it and a trial budget within which
-``empirical_dp.audit.audit`` must report a violation. Each twin runs the correct mechanism against the same claim
-(or, for the sampling bug, the correct accountant) and must be reported "consistent".
+``Scenario`` whose claim (``Scenario.claim``) is what the buggy accountant claims and whose ``sample`` runs the
+buggy mechanism on a worst-case neighbouring pair, with the attack that exposes it and a trial budget within which
+``empirical_dp.audit.audit`` must report a violation by a bound valid for that claim. Each twin runs the correct
+mechanism against the same claim (or, for the sampling bug, the correct accountant) and must be reported
+"consistent".
+
+Claims and budgets. Bugs 1–4 and 6–12 state (ε, δ) claims ("ε = 1 at δ = 1e-5", the RDP accountant's ε, the run's
+target ε): only the Clopper–Pearson ε_lb may refute them, and the budgets are sized for it at the quick audits'
+confidence 1 − 1e-6 (bugs 1 and 2: 500 000 trials per dataset, expected best-threshold ε_lb ≈ 1.32 at that
+confidence, 1.50 at 0.95, against the claim 1; the true μ-GDP of the pair, ``Scenario.mu``, only feeds the
+yardsticks). Bug 5 states the claim of its twin's plan, ``gdp_exact``: μ-GDP (``dpzero_scenarios.plan_claim``),
+so the GDP μ bound may refute it too.
 
 Sources:
 - Dong, Roth, Su 2022 (JRSS-B) Thm 2.7 / Cor. 2.13: the Gaussian mechanism with sensitivity Δ and noise σ is
@@ -50,7 +58,7 @@ from reference.validation import check_int, check_probability, check_real
 
 from .attacks import likelihood_ratio_score
 from .audit import AuditResult, audit
-from .dpzero_scenarios import dpzero_run_scenario, dpzero_run_setup, linear_loss
+from .dpzero_scenarios import dpzero_run_scenario, dpzero_run_setup, linear_loss, plan_claim
 from .published import PUBLISHED_BUILTINS, published_scenario
 from .scenarios import Scenario, poisson_gaussian_scenario
 
@@ -67,6 +75,7 @@ __all__ = [
     "RUN_SETTINGS",
     "direction_seed_run_scenario",
     "direction_seed_run_attack",
+    "CLIPPED_MEAN_BUDGET",
     "PLANTED",
     "TWINS",
     "audit_planted",
@@ -107,9 +116,10 @@ def clipped_mean_scenario(records, clip_threshold, noise_std, claimed_epsilon, d
     """Gaussian clipped mean of scalar records on the replace-one pair that changes record 0 from −C (D) to +C (D').
 
     records: the other n − 1 public records (1-D); clip_threshold: C; noise_std: σ the mechanism RUNS with;
-    claimed_epsilon: what the accountant claims at ``delta``. Release: (1/n) Σ_i clip_C(x_i) + σz, z ~ N(0, 1),
-    drawn as ``standard_normal((trials, 1))``. The pair differs by 2C/n (the worst case), so the mechanism is
-    μ-GDP with μ = (2C/n)/σ; the likelihood ratio is that of the two Gaussians.
+    claimed_epsilon: the (ε, δ) claim of the accountant at ``delta``. Release: (1/n) Σ_i clip_C(x_i) + σz,
+    z ~ N(0, 1), drawn as ``standard_normal((trials, 1))``. The pair differs by 2C/n (the worst case), so the
+    mechanism is μ-GDP with true μ = (2C/n)/σ (``Scenario.mu``, a yardstick: the accountant claims only ε); the
+    likelihood ratio is that of the two Gaussians.
     """
     records = np.asarray(records, dtype=np.float64)
     if records.ndim != 1 or not np.all(np.isfinite(records)):
@@ -303,6 +313,7 @@ def direction_seed_scenario(n=100, clip_threshold=1.0, dimension=8, *, buggy=Tru
     clipped to ∓C·sign(Σu) (non-zero with probability 1); σ is calibrated for Δ = 2C/n at ε = 1, δ = 1e-5, which
     is tight given u. Draws per call: ``integers(0, 2**31, trials)`` public seeds, then
     ``integers(0, 2**31, trials)`` secret seeds (unused by the bug, drawn anyway so both share one schedule).
+    Claim: (ε, δ) = (1, 1e-5).
     """
     n = check_int("n", n, minimum=2)
     clip_threshold = check_real("clip_threshold", clip_threshold, positive=True)
@@ -369,8 +380,9 @@ RUN_SETTINGS = dict(steps=100, n=100, d=2, clip_threshold=1.0, epsilon=2.0, delt
 def direction_seed_run_scenario(*, buggy=True, **settings) -> Scenario:
     """Bug 5 (``buggy=True``): the whole DPZero run (``planted_dpzero`` with ``noise_from_direction=True``) on the
     canary pair of ``empirical_dp.dpzero_scenarios`` with the ``dpzero-full-run`` settings (``RUN_SETTINGS``;
-    keyword arguments override them), claimed at the plan's ε (= 2). Its twin (``buggy=False``) is the real
-    algorithm, ``reference.fast.dpzero.dpzero``: the ``dpzero-full-run`` scenario itself under another name.
+    keyword arguments override them), with the plan's claim (``plan_claim``: ``gdp_exact`` claims μ-GDP with the
+    plan's μ, implying ε = 2). Its twin (``buggy=False``) is the real algorithm, ``reference.fast.dpzero.dpzero``:
+    the ``dpzero-full-run`` scenario itself under another name, against the same claim.
 
     Outputs (trials, T): the releases ŝ_0..ŝ_{T−1}. With the bug, z_t is a function of the public seed alone, so
     given the public seed the transcript is a deterministic function of the data: not private for any δ < 1 (tight
@@ -398,7 +410,7 @@ def direction_seed_run_scenario(*, buggy=True, **settings) -> Scenario:
         name="noise_from_direction_seed_full_run",
         description=f"whole DPZero run, T={setup.steps}, n={setup.n}, full batch, noise z_t drawn from the direction "
                     f"generator after u_t (dpzero.E13)",
-        sample=sample, claimed_epsilon=float(setup.plan.epsilon_claimed), delta=run["delta"],
+        sample=sample, **plan_claim(setup.plan), delta=run["delta"],
     )
 
 
@@ -433,11 +445,17 @@ def _likelihood_ratio_attack(scenario: Scenario):
     return likelihood_ratio_score(scenario)
 
 
+#: Trials per dataset of bugs 1 and 2 (and their twins): what the Clopper–Pearson ε_lb needs to refute their
+#: (ε, δ) claim ε = 1 at the quick audits' confidence 1 − 1e-6 (true μ = 0.536, tight ε = 2.155; expected ε_lb of
+#: the best fixed threshold at the rounded expected counts: 1.06 at 10⁵, 1.18 at 2·10⁵, 1.32 at 5·10⁵).
+CLIPPED_MEAN_BUDGET = 500_000
+
 #: name → (scenario factory, attack factory (scenario → score), trial budget per dataset): the audit at this budget
-#: must report "violation" even at the quick audits' confidence 1 − 1e-6 (dpref.audit.QUICK_CONFIDENCE).
+#: must report "violation", by a bound valid for the bug's claim, even at the quick audits' confidence 1 − 1e-6
+#: (dpref.audit.QUICK_CONFIDENCE), which runs every planted bug at this budget.
 PLANTED: dict[str, tuple[Callable[[], Scenario], Callable[[Scenario], Callable], int]] = {
-    "noise_halved": (noise_halved_scenario, _likelihood_ratio_attack, 20_000),
-    "sensitivity_c_over_n": (sensitivity_c_over_n_scenario, _likelihood_ratio_attack, 20_000),
+    "noise_halved": (noise_halved_scenario, _likelihood_ratio_attack, CLIPPED_MEAN_BUDGET),
+    "sensitivity_c_over_n": (sensitivity_c_over_n_scenario, _likelihood_ratio_attack, CLIPPED_MEAN_BUDGET),
     "poisson_accounted_shuffle_run": (shuffle_run_scenario, _likelihood_ratio_attack, 20_000),
     "noise_from_direction_seed": (direction_seed_scenario, lambda scenario: direction_seed_attack(), 1000),
     "noise_from_direction_seed_full_run": (direction_seed_run_scenario, lambda scenario: direction_seed_run_attack(),
@@ -446,8 +464,9 @@ PLANTED: dict[str, tuple[Callable[[], Scenario], Callable[[Scenario], Callable],
 
 #: The correctly implemented twins, same layout; the audit at the budget must report "consistent".
 TWINS: dict[str, tuple[Callable[[], Scenario], Callable[[Scenario], Callable], int]] = {
-    "noise_halved": (lambda: noise_halved_scenario(buggy=False), _likelihood_ratio_attack, 20_000),
-    "sensitivity_c_over_n": (lambda: sensitivity_c_over_n_scenario(buggy=False), _likelihood_ratio_attack, 20_000),
+    "noise_halved": (lambda: noise_halved_scenario(buggy=False), _likelihood_ratio_attack, CLIPPED_MEAN_BUDGET),
+    "sensitivity_c_over_n": (lambda: sensitivity_c_over_n_scenario(buggy=False), _likelihood_ratio_attack,
+                             CLIPPED_MEAN_BUDGET),
     "poisson_accounted_shuffle_run": (poisson_run_scenario, _likelihood_ratio_attack, 20_000),
     "noise_from_direction_seed": (lambda: direction_seed_scenario(buggy=False),
                                   lambda scenario: direction_seed_attack(), 1000),

@@ -31,8 +31,9 @@ the rate q a public constant: D has n zero records and D′ adds the canary (n +
 rows drawn from
 ``Streams(public_seed).generator("published", "held-out")``; the published per-step diagnostics (held-out
 objective, held-out ‖∇F‖²) are computed on H. The attacker scores replicate 0 for the release-based features.
-Claimed ε: the run's target ε (the plan certifies at most it) at its δ; μ = None: the claim audited is an
-(ε, δ) claim, so only the Clopper–Pearson ε_lb enters the verdict.
+The claim is (ε, δ): the run's target ε (the plan certifies at most it) at its δ. The default accountant
+(Lemma 2.2) and the Poisson variants' RDP accountant state (ε, δ), not μ-GDP, so ``claimed_mu`` is None and only
+the Clopper–Pearson ε_lb decides the verdict; the true μ of a publication is unknown (``mu`` None).
 
 Features (``publication_features``; a fixed-length vector over the training split's ``FeatureSchema``):
 

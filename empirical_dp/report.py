@@ -45,10 +45,11 @@ __all__ = [
 #: Columns of ``results_frame`` in order (``result_record`` keys).
 COLUMNS = [
     "scenario", "trials", "select_trials", "count_trials", "seed", "shards", "confidence", "bound_confidence",
-    "delta", "epsilon_lb", "gdp_mu_lb", "gdp_epsilon_lb", "claimed_epsilon", "tight_epsilon", "verdict",
-    "tightness", "gdp_tightness", "known_law_oracle_epsilon_lb", "epsilon_lb_minus_known_law_oracle",
-    "known_law_oracle_threshold", "oracle_epsilon_lb", "threshold_strategy", "grid_size", "threshold", "fp", "negatives", "fn",
-    "positives", "gdp_threshold", "gdp_fp", "gdp_negatives", "gdp_fn", "gdp_positives",
+    "delta", "claim_type", "claimed_epsilon", "claimed_mu", "epsilon_lb", "gdp_mu_lb", "gdp_epsilon_lb",
+    "tight_epsilon", "verdict", "verdict_bounds", "decided_by", "margin", "false_alarm_probability", "tightness",
+    "gdp_tightness", "known_law_oracle_epsilon_lb", "epsilon_lb_minus_known_law_oracle", "known_law_oracle_threshold",
+    "oracle_epsilon_lb", "threshold_strategy", "grid_size", "threshold", "fp", "negatives", "fn", "positives",
+    "gdp_threshold", "gdp_fp", "gdp_negatives", "gdp_fn", "gdp_positives",
 ]
 
 
@@ -69,7 +70,10 @@ def _json_number(value):
 
 
 def result_record(result) -> dict:
-    """One JSON-safe dict per audit: the bounds (ε_lb, GDP μ_lb and ε_lb), claimed and tight ε, verdict, tightness,
+    """One JSON-safe dict per audit: the claim (claim_type "epsilon_delta" or "gdp", claimed ε, claimed μ), the
+    bounds (ε_lb, GDP μ_lb and ε_lb), the verdict, the bounds valid against the claim ("verdict_bounds", comma
+    separated), the one that decided ("decided_by"), its margin over its claim and its false-alarm probability
+    (1 − its confidence after the Bonferroni split), the tight ε and tightness (yardsticks),
     the known-law oracle ε_lb and ε_lb minus it, the search-based oracle value (best threshold searched on the
     counted data: not a bound, optimistic), the threshold and the counts behind each bound, trials, seed and
     confidence. Infinite values are the strings "inf"/"-inf"; unknown values are None."""
@@ -86,12 +90,18 @@ def result_record(result) -> dict:
         "confidence": float(result.confidence),
         "bound_confidence": float(result.bound_confidence),
         "delta": float(result.delta),
+        "claim_type": result.claim_type,
+        "claimed_epsilon": _json_number(result.claimed_epsilon),
+        "claimed_mu": _json_number(result.claimed_mu),
         "epsilon_lb": _json_number(result.epsilon_lb),
         "gdp_mu_lb": _json_number(result.gdp_mu_lb),
         "gdp_epsilon_lb": _json_number(result.gdp_epsilon_lb),
-        "claimed_epsilon": _json_number(result.claimed_epsilon),
         "tight_epsilon": _json_number(result.tight_epsilon),
         "verdict": result.verdict,
+        "verdict_bounds": ",".join(result.verdict_bounds),
+        "decided_by": result.decided_by,
+        "margin": _json_number(result.margin),
+        "false_alarm_probability": float(result.false_alarm_probability),
         "tightness": _json_number(result.tightness),
         "gdp_tightness": _json_number(result.gdp_tightness),
         # ε_lb of one threshold fixed from the true law, counted on the same data (None when the law is unknown)
@@ -220,8 +230,9 @@ def plot_roc(result, path, *, mu=None) -> Path:
 
 
 def plot_epsilon_vs_trials(results: Sequence, path, *, points: int = 60) -> Path:
-    """ε_lb and the GDP ε_lb against the counted trials per dataset (log axis), with the ceiling curve (largest ε_lb
-    any threshold attack can certify at that count, ``bounds.ceiling_table``) and the claimed and tight ε.
+    """ε_lb and the GDP ε_lb (labelled as reported only against an (ε, δ) claim) against the counted trials per
+    dataset (log axis), with the ceiling curve (largest ε_lb any threshold attack can certify at that count,
+    ``bounds.ceiling_table``) and the claimed and tight ε.
     results: audits of ONE scenario at two or more trial counts. Writes a PNG to ``path``."""
     results = sorted((_check_result(r) for r in results), key=lambda r: r.count_trials)
     if len(results) < 2:
@@ -238,7 +249,9 @@ def plot_epsilon_vs_trials(results: Sequence, path, *, points: int = 60) -> Path
             label="ceiling (perfect separation)")
     ax.plot(counts, [r.epsilon_lb for r in results], "o-", color="tab:blue", label="ε_lb (Clopper–Pearson)")
     if first.delta > 0:
-        ax.plot(counts, [r.gdp_epsilon_lb for r in results], "s-", color="tab:green", label="GDP ε_lb")
+        gdp_label = ("GDP ε_lb" if last.claim_type == "gdp"
+                     else "GDP ε (not a bound against the (ε, δ) claim; reported only)")
+        ax.plot(counts, [r.gdp_epsilon_lb for r in results], "s-", color="tab:green", label=gdp_label)
     ax.plot(counts, [r.oracle_epsilon_lb for r in results], "x:", color="tab:red", alpha=0.6,
             label="best threshold searched on counted data (not a bound)")
     known = [r.known_law_oracle_epsilon_lb for r in results]
@@ -274,15 +287,16 @@ def _slug(name: str) -> str:
 
 
 def write_audit_report(results, directory, *, manifest: dict, mu: dict | None = None, series: dict | None = None,
-                       name: str = "audits") -> Path:
+                       name: str = "audits", annotations: dict | None = None) -> Path:
     """Write ``{name}.md/.json/.csv`` and ``manifest.json`` for ``results`` into ``directory`` and, when matplotlib
     is importable, the plots: ``roc_<scenario>.png`` for each result with an ROC or a known μ, and
     ``epsilon_vs_trials_<scenario>.png`` for each scenario with audits at two or more trial counts (taken from
     ``results`` and ``series``).
 
     mu: scenario name → μ (draws the tight GDP curve on the ROC plot); series: scenario name → list of extra
-    ``AuditResult``s at other trial counts (plot only, not in the tables). Returns the directory; the PNG names
-    written are listed in ``manifest.json`` under "plots".
+    ``AuditResult``s at other trial counts (plot only, not in the tables); annotations: scenario name → dict of
+    extra columns for that scenario's rows (e.g. the command line's kind, expected, missed, note), appended after
+    ``COLUMNS``. Returns the directory; the PNG names written are listed in ``manifest.json`` under "plots".
     """
     results = [_check_result(r) for r in results]
     if not results:
@@ -307,6 +321,13 @@ def write_audit_report(results, directory, *, manifest: dict, mu: dict | None = 
                 unique = list({r.count_trials: r for r in group}.values())
                 plots.append(plot_epsilon_vs_trials(unique, path / f"epsilon_vs_trials_{_slug(scenario)}.png").name)
     frame = results_frame(results)
+    for scenario_name, extra in (annotations or {}).items():
+        rows = frame["scenario"] == scenario_name
+        for column, value in dict(extra).items():
+            if column not in frame:
+                frame[column] = None
+            frame[column] = frame[column].astype(object)
+            frame.loc[rows, column] = value
     write_report(frame, path, manifest={**manifest, "plots": plots}, name=name)
     if plots:  # link the plots from the Markdown table
         with open(path / f"{name}.md", "a") as handle:

@@ -1,5 +1,6 @@
-"""Audit scenarios: a mechanism, a worst-case neighbouring pair D, D', and the (ε, δ) claimed for it (docs/audits.md,
-Shipped scenarios and planted bugs).
+"""Audit scenarios: a mechanism, a worst-case neighbouring pair D, D', and what is claimed for it — an (ε, δ)
+guarantee or a μ-GDP guarantee (``Claim``) — kept apart from what is known about its true law (docs/audits.md,
+Claims and verdicts; Shipped scenarios and planted bugs).
 
 Sources:
 - Dong, Roth, Su 2022 (JRSS-B), "Gaussian differential privacy", Thm 2.7: the Gaussian mechanism with
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass
 
 import mpmath
 import numpy as np
@@ -45,7 +46,10 @@ from reference.rng import Streams, sample_sphere
 from reference.validation import check_int, check_probability, check_real
 
 __all__ = [
+    "CLAIM_TYPES",
+    "Claim",
     "Scenario",
+    "gdp_claim_epsilon",
     "gaussian_scenario",
     "poisson_gaussian_scenario",
     "poisson_gaussian_delta",
@@ -59,21 +63,72 @@ __all__ = [
 ]
 
 
+#: The two kinds of claim a scenario can state (``Claim.kind``).
+CLAIM_TYPES = ("epsilon_delta", "gdp")
+#: Relative tolerance within which a ``claimed_epsilon`` stated beside a ``claimed_mu`` must equal ε_μ(δ).
+IMPLIED_EPSILON_RTOL = 1e-9
+
+
+def gdp_claim_epsilon(mu, delta) -> float:
+    """ε at δ implied by a μ-GDP claim (Dong–Roth–Su Cor. 2.13, exact profile): ε_μ(δ); at δ = 0, 0 for μ = 0
+    and ∞ otherwise (μ-GDP with μ > 0 is (ε, 0)-DP for no finite ε)."""
+    mu = check_real("claimed_mu", mu, nonnegative=True)
+    delta = check_probability("delta", delta, open_left=False)
+    if delta == 0:
+        return 0.0 if mu == 0 else math.inf
+    return gaussian_epsilon(delta, mu)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a scenario's accountant claims, the ONLY input of an audit's verdict besides the counts.
+
+    kind: "epsilon_delta" (the mechanism is (ε, δ)-DP) or "gdp" (it is μ-GDP, Dong–Roth–Su Def. 2.6, which
+    implies (ε_μ(δ), δ)-DP for every δ, Cor. 2.13); epsilon: the claimed ε at ``delta`` (for "gdp" the one the
+    μ-GDP claim implies); mu: the claimed μ ("gdp" only, else None).
+    """
+
+    kind: str
+    epsilon: float
+    delta: float
+    mu: float | None = None
+
+    def describe(self) -> str:
+        """One line, e.g. "(ε, δ) = (1, 1e-05)" or "μ-GDP, μ = 0.268 (implies ε = 1 at δ = 1e-05)"."""
+        if self.kind == "gdp":
+            return f"mu-GDP, mu = {self.mu:.6g} (implies epsilon = {self.epsilon:.6g} at delta = {self.delta:g})"
+        return f"(epsilon, delta) = ({self.epsilon:.6g}, {self.delta:g})"
+
+
 @dataclass(frozen=True)
 class Scenario:
-    """One audit target.
+    """One audit target: a mechanism on a neighbouring pair, WHAT IS CLAIMED for it, and what is known about its
+    true law (yardsticks only).
 
     name: key for streams and reports; description: one line; sample(rng, trials, which) -> (trials, k) outputs on
-    D (which = 0) or D' (which = 1); claimed_epsilon: ε the accountant claims at ``delta`` (δ); tight_epsilon: the
-    exact ε of the mechanism at δ, or None if unknown; mu: μ when the pair is N(0, I) vs N(μ e, I) up to an
-    invertible map (μ-GDP exactly), else None; log_likelihood_ratio(outputs) -> (trials,) log dP_{D'}/dP_D, or None.
+    D (which = 0) or D' (which = 1).
+
+    The claim (keyword-only; the verdict of ``empirical_dp.audit.audit`` uses nothing else):
+    - an (ε, δ) claim: ``claimed_epsilon`` = ε at ``delta`` = δ, ``claimed_mu`` None. Only (ε, δ)-valid lower
+      bounds (Clopper–Pearson / Kairouz–Oh–Viswanath) may refute it;
+    - a μ-GDP claim: ``claimed_mu`` = μ (finite, ≥ 0). It implies (ε_μ(δ), δ) at ``delta``; ``claimed_epsilon``
+      may be left None (it is then set to ε_μ(δ), ``gdp_claim_epsilon``) or given, in which case it must equal
+      ε_μ(δ) to a relative 1e-9 (an accountant's rounded statement of the same claim). The GDP μ lower bound
+      and the (ε, δ) bound may both refute it.
+
+    The true law (known to the scenario's author, never to the auditor; NOT in the verdict): tight_epsilon: the
+    exact ε of the mechanism at δ, or None if unknown; mu: the TRUE μ when the pair is N(0, I) vs N(μ e, I) up to
+    an invertible map (μ-GDP exactly), else None — used for the known-law oracle and tightness ratios only;
+    log_likelihood_ratio(outputs) -> (trials,) log dP_{D'}/dP_D, or None (the audit's default attack).
     """
 
     name: str
     description: str
     sample: Callable[[np.random.Generator, int, int], np.ndarray]
-    claimed_epsilon: float
+    _: KW_ONLY
     delta: float
+    claimed_epsilon: float | None = None
+    claimed_mu: float | None = None
     tight_epsilon: float | None = None
     mu: float | None = None
     log_likelihood_ratio: Callable[[np.ndarray], np.ndarray] | None = None
@@ -81,12 +136,40 @@ class Scenario:
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name:
             raise ValueError("name must be a non-empty string")
-        check_real("claimed_epsilon", self.claimed_epsilon, nonnegative=True, allow_inf=True)
-        check_probability("delta", self.delta, open_left=False)
+        delta = check_probability("delta", self.delta, open_left=False)
+        if self.claimed_mu is not None:
+            mu = check_real("claimed_mu", self.claimed_mu, nonnegative=True)
+            implied = gdp_claim_epsilon(mu, delta)
+            if self.claimed_epsilon is None:
+                object.__setattr__(self, "claimed_epsilon", implied)
+            else:
+                stated = check_real("claimed_epsilon", self.claimed_epsilon, nonnegative=True, allow_inf=True)
+                if not (stated == implied
+                        or abs(stated - implied) <= IMPLIED_EPSILON_RTOL * max(1.0, abs(implied))):
+                    raise ValueError(
+                        f"claimed_epsilon {stated!r} disagrees with claimed_mu {mu!r}, which implies epsilon "
+                        f"{implied!r} at delta {delta!r}: state one claim (claimed_mu for mu-GDP, or "
+                        f"claimed_epsilon alone with claimed_mu=None for (epsilon, delta))")
+        elif self.claimed_epsilon is None:
+            raise ValueError("claimed_epsilon (an (epsilon, delta) claim) or claimed_mu (a mu-GDP claim) must be "
+                             "given")
+        else:
+            check_real("claimed_epsilon", self.claimed_epsilon, nonnegative=True, allow_inf=True)
         if self.tight_epsilon is not None:
-            check_real("tight_epsilon", self.tight_epsilon, nonnegative=True)
+            check_real("tight_epsilon", self.tight_epsilon, nonnegative=True, allow_inf=True)
         if self.mu is not None:
             check_real("mu", self.mu, nonnegative=True)
+
+    @property
+    def claim_type(self) -> str:
+        """"gdp" for a μ-GDP claim, "epsilon_delta" for an (ε, δ) claim."""
+        return "gdp" if self.claimed_mu is not None else "epsilon_delta"
+
+    @property
+    def claim(self) -> Claim:
+        """The claim as a ``Claim``."""
+        return Claim(self.claim_type, float(self.claimed_epsilon), float(self.delta),
+                     None if self.claimed_mu is None else float(self.claimed_mu))
 
 
 def _check_sample_args(rng, trials, which) -> tuple[int, int]:
@@ -102,22 +185,30 @@ def _check_sample_args(rng, trials, which) -> tuple[int, int]:
 
 
 def gaussian_scenario(sensitivity=1.0, noise_std=1.0, dimension=1, delta=1e-5, *, claimed_epsilon=None,
-                      name=None) -> Scenario:
+                      claimed_mu=None, name=None) -> Scenario:
     """Gaussian mechanism on a worst-case pair: D → N(0, σ² I_k), D' → N(s, σ² I_k) with ‖s‖ = Δ.
 
     sensitivity: Δ (ℓ2); noise_std: σ; dimension: k; delta: δ.  s = (Δ/√k)(1, …, 1), so the projection on the
-    all-ones direction is the optimal (likelihood-ratio) statistic.  μ = Δ/σ (Dong–Roth–Su Thm 2.7) and the
-    tight ε is the exact GDP profile's ε(δ) (Cor. 2.13).  claimed_epsilon defaults to the tight ε; pass another
-    value to model an accountant that claims something else (e.g. a planted "noise too small" bug).
+    all-ones direction is the optimal (likelihood-ratio) statistic.  True μ = Δ/σ (Dong–Roth–Su Thm 2.7) and the
+    tight ε is the exact GDP profile's ε(δ) (Cor. 2.13).
+
+    The claim: by default the accountant's, which knows Δ and σ and states the theorem: a μ-GDP claim with
+    claimed μ = Δ/σ (so claimed ε = tight ε).  Pass ``claimed_mu`` for another μ-GDP claim, or
+    ``claimed_epsilon`` for an (ε, δ) claim (e.g. an accountant that states only "ε = 1 at δ"); not both.
     log dP_{D'}/dP_D (x) = (⟨x, s⟩ − ‖s‖²/2)/σ².
     """
     sensitivity = check_real("sensitivity", sensitivity, positive=True)
     noise_std = check_real("noise_std", noise_std, positive=True)
     dimension = check_int("dimension", dimension, minimum=1)
     delta = check_probability("delta", delta)
+    if claimed_epsilon is not None and claimed_mu is not None:
+        raise ValueError("pass claimed_epsilon (an (epsilon, delta) claim) or claimed_mu (a mu-GDP claim), not both")
     mu = sensitivity / noise_std
     tight = gaussian_epsilon(delta, mu)
-    claimed = tight if claimed_epsilon is None else check_real("claimed_epsilon", claimed_epsilon, nonnegative=True)
+    if claimed_epsilon is not None:
+        claim = dict(claimed_epsilon=check_real("claimed_epsilon", claimed_epsilon, nonnegative=True))
+    else:
+        claim = dict(claimed_mu=mu if claimed_mu is None else check_real("claimed_mu", claimed_mu, nonnegative=True))
     shift = np.full(dimension, sensitivity / math.sqrt(dimension))
 
     def sample(rng, trials, which):
@@ -134,7 +225,7 @@ def gaussian_scenario(sensitivity=1.0, noise_std=1.0, dimension=1, delta=1e-5, *
     return Scenario(
         name=name or f"gaussian(sensitivity={sensitivity:g},noise_std={noise_std:g},dimension={dimension})",
         description=f"Gaussian mechanism, Δ={sensitivity:g}, σ={noise_std:g}, k={dimension}, μ={mu:.6g}",
-        sample=sample, claimed_epsilon=claimed, delta=delta, tight_epsilon=tight, mu=mu,
+        sample=sample, **claim, delta=delta, tight_epsilon=tight, mu=mu,
         log_likelihood_ratio=log_likelihood_ratio,
     )
 
@@ -203,8 +294,9 @@ def poisson_gaussian_tight_epsilon(q, noise_std, delta):
 def poisson_gaussian_scenario(q, noise_std, delta=1e-5, *, name=None) -> Scenario:
     """One step of the Poisson-subsampled Gaussian (sensitivity 1): D → N(0, σ²), D' → (1 − q)N(0, σ²) + qN(1, σ²).
 
-    q: sampling probability; noise_std: σ (= noise multiplier z, Δ = 1); delta: δ.  claimed ε: the RDP accountant
-    (``reference.fast.rdp.rdp_poisson_gaussian`` on ``DEFAULT_ORDERS``, converted by ``epsilon_from_rdp``); tight ε:
+    q: sampling probability; noise_std: σ (= noise multiplier z, Δ = 1); delta: δ.  The claim is (ε, δ): ε from
+    the RDP accountant (``reference.fast.rdp.rdp_poisson_gaussian`` on ``DEFAULT_ORDERS``, converted by
+    ``epsilon_from_rdp``; the subsampled Gaussian is not μ-GDP for any useful μ, and no μ is claimed); tight ε:
     ``poisson_gaussian_tight_epsilon``.  Draws: ``random(trials)`` inclusion coins (D' only), then
     ``standard_normal((trials, 1))``.
     """
@@ -294,8 +386,10 @@ def tree_prefix_scenario(steps=16, noise_std=None, delta=1e-5, *, leaf=1, name=N
     Σ_{i≤t} m_i + TREE(t), computed by ``reference.fast.mechanisms.tree_aggregate``.
 
     The release is N(P m, σ² R Rᵀ), so the pair is μ-GDP exactly with μ = ``tree_prefix_mu`` (= √c_q/σ); tight ε
-    = ε_μ(δ).  claimed ε: the accountant's tree RDP (``rdp_tree_aggregation``, count ⌊log2 T⌋ + 1) read as the
-    Gaussian curve it is and converted by the exact GDP profile, ε_{μ_acc}(δ) with μ_acc = √(⌊log2 T⌋ + 1)/σ.
+    = ε_μ(δ).  The claim is μ-GDP with μ_acc = √(⌊log2 T⌋ + 1)/σ: the accountant's tree RDP
+    (``rdp_tree_aggregation``, count ⌊log2 T⌋ + 1) is the RDP curve of that Gaussian, and the accountant's ε,
+    ε_{μ_acc}(δ) by the exact GDP profile, is valid only because zo_o2nc Thm 4.3 (exact version) states the
+    release μ-GDP with μ ≤ μ_acc for every leaf — the μ-GDP statement is the claim the ε rests on.
     log dP_{D'}/dP_D (x) = vᵀ(R Rᵀ)^{-1} x/σ² − μ²/2, v = P e_q (linear in x).
     Draws: ``standard_normal((trials, T, 1))``, scaled by σ, as the node noise ξ of every trial.
     """
@@ -310,7 +404,7 @@ def tree_prefix_scenario(steps=16, noise_std=None, delta=1e-5, *, leaf=1, name=N
     weights = np.linalg.solve(release @ release.T, shift) / noise_std**2  # Σ^{-1} v
     mu = tree_prefix_mu(steps, noise_std, leaf)
     tight = gaussian_epsilon(delta, mu)
-    claimed = gaussian_epsilon(delta, _tree_accountant_mu(steps, noise_std))
+    claimed_mu = _tree_accountant_mu(steps, noise_std)
     leaves = (np.zeros((steps, 1)), np.zeros((steps, 1)))  # m on D and on D'
     leaves[1][leaf - 1, 0] = 1.0
 
@@ -328,7 +422,7 @@ def tree_prefix_scenario(steps=16, noise_std=None, delta=1e-5, *, leaf=1, name=N
     return Scenario(
         name=name or f"tree(steps={steps},noise_std={noise_std:g},leaf={leaf})",
         description=f"tree aggregation, T={steps} prefix sums, leaf {leaf} changed by 1, σ={noise_std:g}, μ={mu:.6g}",
-        sample=sample, claimed_epsilon=claimed, delta=delta, tight_epsilon=tight, mu=mu,
+        sample=sample, claimed_mu=claimed_mu, delta=delta, tight_epsilon=tight, mu=mu,
         log_likelihood_ratio=log_likelihood_ratio,
     )
 
@@ -387,9 +481,10 @@ def zeroth_order_scenario(d=5, noise_std=None, delta=1e-5, *, n=10, clip_thresho
     d, n, clip_threshold (C), perturbation (λ), lipschitz (L), public_seed: see ``zeroth_order_pair``;
     noise_std: σ (default: the σ with exact ε = 1 at δ, i.e. σ = 2C/(n μ*(1, δ))); delta: δ.
     The noiseless part is computed once (it does not depend on the trial); the two means differ by 2C/n, the
-    replace-one sensitivity.  μ = 2C/(nσ) (Dong–Roth–Su Thm 2.7); tight ε = ε_μ(δ); claimed ε: the exact GDP
-    profile at the accountant's sensitivity ``clipped_mean_sensitivity(C, n, "replace_one")``/σ (the
-    ``dpzero_gdp_exact_sigma`` accounting, one step).
+    replace-one sensitivity.  True μ = 2C/(nσ) (Dong–Roth–Su Thm 2.7); tight ε = ε_μ(δ).  The claim is μ-GDP
+    with μ = the accountant's sensitivity ``clipped_mean_sensitivity(C, n, "replace_one")``/σ (the
+    ``dpzero_gdp_exact_sigma`` accounting, one step, which states the Gaussian mechanism's μ); claimed ε =
+    ε_μ(δ).
     log dP_{D'}/dP_D (x) = (m' − m)(x − (m + m')/2)/σ², increasing in the release x (so the release itself is an
     equivalent score).  Draws: ``standard_normal((trials, 1))``.
     """
@@ -401,7 +496,7 @@ def zeroth_order_scenario(d=5, noise_std=None, delta=1e-5, *, n=10, clip_thresho
     noise_std = check_real("noise_std", noise_std, positive=True)
     mu = sensitivity / noise_std
     tight = gaussian_epsilon(delta, mu)
-    claimed = gaussian_epsilon(delta, clipped_mean_sensitivity(clip_threshold, n, "replace_one") / noise_std)
+    claimed_mu = clipped_mean_sensitivity(clip_threshold, n, "replace_one") / noise_std
     gap, midpoint = means[1] - means[0], (means[0] + means[1]) / 2
 
     def sample(rng, trials, which):
@@ -417,7 +512,7 @@ def zeroth_order_scenario(d=5, noise_std=None, delta=1e-5, *, n=10, clip_thresho
     return Scenario(
         name=name or f"zeroth_order(d={d},n={n},C={clip_threshold:g},noise_std={noise_std:g})",
         description=f"one DPZero release, d={d}, n={n}, C={clip_threshold:g}, σ={noise_std:g}, μ={mu:.6g}",
-        sample=sample, claimed_epsilon=claimed, delta=delta, tight_epsilon=tight, mu=mu,
+        sample=sample, claimed_mu=claimed_mu, delta=delta, tight_epsilon=tight, mu=mu,
         log_likelihood_ratio=log_likelihood_ratio,
     )
 

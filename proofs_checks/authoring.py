@@ -20,7 +20,8 @@ A claim module imports only this module (and ``reference`` for test problems and
   - :func:`substitute` — a different implementation, ``implementation(call)``, where ``call`` names the
     arguments (``call.epsilon``) and can still run the original (``call.original(orders=high)``);
   - :func:`mutant` — the general form, ``transform(original) -> replacement``, for stateful bugs
-    (a cache, a counter) that need the function itself.
+    (a cache, a counter) that need the function itself;
+  - :func:`sometimes_nan` — correct except for a NaN on every k-th call (non-finite outputs must fail).
 
   A mutant that breaks several protocols at once is a :class:`Mutant` with its own ``apply``.
 
@@ -32,12 +33,13 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from .claim import DEFAULT_LEVEL, ERRATUM, ERROR, FAIL, PASS, CheckContext, Claim, Evidence, Mutant
+from .claim import DEFAULT_LEVEL, ERRATUM, ERROR, FAIL, PASS, CheckContext, Claim, Evidence, MdeTarget, Mutant
 from .subjects import reference_subject
 from .stats import (
     POWER,
@@ -45,14 +47,18 @@ from .stats import (
     binomial_test,
     bounded_mean_equality_test,
     bounded_mean_upper_test,
+    chi_square_variance_test,
     clopper_pearson,
+    conditional_covariance_test,
     hotelling_mean_test,
     ks_test,
+    normal_z_test,
 )
 
 __all__ = [
     # model
     "Claim",
+    "MdeTarget",
     "Mutant",
     "Evidence",
     "CheckContext",
@@ -75,9 +81,15 @@ __all__ = [
     "ks_test",
     "binomial_test",
     "clopper_pearson",
+    "chi_square_variance_test",
+    "normal_z_test",
+    "conditional_covariance_test",
     # helpers for checks
     "stack_calls",
     "range_violation",
+    "nonfinite_violation",
+    "nan_max",
+    "replaces_worst",
     "UNIT_ROUNDOFF",
     "rounding_gamma",
     "mp_to_float",
@@ -90,6 +102,7 @@ __all__ = [
     "on_output",
     "substitute",
     "mutant",
+    "sometimes_nan",
 ]
 
 
@@ -106,15 +119,28 @@ def deterministic(ok: bool, *, statistic=None, bound=None, detail: str = "", cou
     )
 
 
-def decide(test: TestResult, ctx: CheckContext, *, bound: float | None = None, detail: str = "") -> Evidence:
-    """Evidence from one statistical test at the context's level (the runner re-decides after Holm)."""
+def decide(test: TestResult, ctx: CheckContext, *, bound: float | None = None, detail: str = "",
+           scale: float | None = None) -> Evidence:
+    """Evidence from one statistical test at the context's level (the runner re-decides after Holm).
+
+    ``scale`` is the magnitude of the checked quantity in the test's MDE unit (the target variance, the norm
+    of the mean, the bound): the evidence then carries ``relative_mde = test.mde / scale``. Leave it None only
+    when the quantity is 0 (the absolute MDE is then the meaningful one).
+    """
+    relative = None
+    if scale is not None:
+        if not (math.isfinite(scale) and scale > 0):
+            raise ValueError(f"scale must be a finite number > 0, got {scale!r}")
+        relative = test.mde / scale
     return Evidence(
         verdict=FAIL if test.p_value < ctx.level else PASS,
         statistic=test.statistic,
         bound=bound,
         p_value=test.p_value,
         detail=detail,
-        power=test.power_text(ctx.level),
+        power=test.power_text(ctx.level) + ("" if relative is None else f" ({relative:.3g} of the checked quantity)"),
+        mde=test.mde if math.isfinite(test.mde) else None,
+        relative_mde=relative if relative is not None and math.isfinite(relative) else None,
     )
 
 
@@ -123,7 +149,8 @@ def combine(parts: Sequence[Evidence], ctx: CheckContext) -> Evidence:
 
     A deterministic failure decides at once. Statistical parts are Bonferroni-combined: the claim's
     p-value is min(1, k · min p_i), so the claim keeps its level whatever k is. Build the parts with
-    ``ctx.split(k)`` so that the power they quote is the power at their level, ctx.level / k.
+    ``ctx.split(k)`` so that the power they quote is the power at their level, ctx.level / k. The claim's
+    relative MDE is the largest of its parts' (what it promises to see in every part).
     """
     if not parts:
         raise ValueError("combine needs at least one part")
@@ -137,13 +164,17 @@ def combine(parts: Sequence[Evidence], ctx: CheckContext) -> Evidence:
     k = len(stats_parts)
     worst = min(stats_parts, key=lambda p: p.p_value)
     p_value = min(1.0, k * worst.p_value)
+    relatives = [p.relative_mde for p in stats_parts if p.relative_mde is not None]
+    weakest = max(stats_parts, key=lambda p: -1.0 if p.relative_mde is None else p.relative_mde)
     return Evidence(
         verdict=FAIL if p_value < ctx.level else PASS,
         statistic=worst.statistic,
         bound=worst.bound,
         p_value=p_value,
         detail=f"{k} sub-tests, Bonferroni; smallest p at: {worst.detail}",
-        power=worst.power,
+        power=weakest.power if relatives else worst.power,
+        mde=weakest.mde if relatives else worst.mde,
+        relative_mde=max(relatives) if len(relatives) == len(stats_parts) else None,
     )
 
 
@@ -201,11 +232,38 @@ def stack_calls(estimate: Callable[[int], Any], count: int) -> np.ndarray:
 
 def range_violation(values, upper: float, label: str) -> Evidence | None:
     """A deterministic failure if a sample exceeds the range a lemma guarantees (which the bounded-mean tests
-    assume), else None. Tolerance 1e-9 relative: the rounding of a squared norm of a few terms."""
-    worst = float(np.max(values))
-    if worst > upper * (1.0 + 1e-9):
+    assume) or is NaN, else None. Tolerance 1e-9 relative: the rounding of a squared norm of a few terms."""
+    worst = float(np.max(values))  # NaN propagates through max
+    if not worst <= upper * (1.0 + 1e-9):
         return deterministic(False, statistic=worst, bound=upper,
                              detail=f"{label}: a sample exceeds the range the lemma guarantees")
+    return None
+
+
+def nan_max(*values: float) -> float:
+    """max(values), NaN if any value is NaN: a worst case that keeps NaN (Python's ``max`` keeps or drops a NaN
+    depending on its position, and ``value > worst`` is False for NaN)."""
+    values = [float(v) for v in values]
+    if any(math.isnan(v) for v in values):
+        return math.nan
+    return max(values)
+
+
+def replaces_worst(value: float, worst: float) -> bool:
+    """Whether ``value`` replaces the running worst case ``worst``: it is larger, or NaN while ``worst`` is not
+    (a NaN sticks, so later finite values cannot hide it)."""
+    value, worst = float(value), float(worst)
+    return not math.isnan(worst) and not value <= worst
+
+
+def nonfinite_violation(label: str, samples) -> Evidence | None:
+    """A deterministic failure if a Monte Carlo sample holds NaN or inf (a test statistic would hide it), else
+    None."""
+    samples = np.asarray(samples, dtype=np.float64)
+    bad = ~np.isfinite(samples)
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        return deterministic(False, detail=f"{label}: non-finite sample {samples[index]} at index {list(index)}")
     return None
 
 
@@ -301,3 +359,34 @@ def rebind(name: str, description: str, protocol: str, **changes) -> Mutant:
                                 for key, change in changes.items()})
 
     return substitute(name, description, protocol, implementation)
+
+
+def _with_nan(value):
+    """``value`` with its first number replaced by NaN (a float for scalars; arrays copied)."""
+    if isinstance(value, np.ndarray) or isinstance(value, (list, tuple)) and value and not hasattr(value, "_fields"):
+        array = np.array(value, dtype=np.float64 if np.asarray(value).dtype.kind in "biuf" else object, copy=True)
+        if array.size:
+            array.reshape(-1)[0] = np.nan
+        return array
+    return float("nan")
+
+
+def sometimes_nan(protocol: str, *, every: int = 3, name: str = "sometimes_nan") -> Mutant:
+    """A mutant that is right except that every ``every``-th call of ``protocol`` returns NaN in its first entry
+    (a whole NaN for a scalar result): a subject that is correct for most inputs and breaks on a few. Every
+    claim must reject it (the runner fails any non-finite output the claim does not expect)."""
+    if isinstance(every, bool) or not isinstance(every, int) or every < 1:
+        raise ValueError(f"every must be an integer >= 1, got {every!r}")
+
+    def transform(original):
+        calls = [0]
+
+        @functools.wraps(original)
+        def mutated(*args, **kwargs):
+            calls[0] += 1
+            value = original(*args, **kwargs)
+            return _with_nan(value) if calls[0] % every == 0 else value
+
+        return mutated
+
+    return mutant(name, f"correct, except that every {every}th call returns NaN in its first entry", protocol, transform)

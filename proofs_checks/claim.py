@@ -30,7 +30,9 @@ __all__ = [
     "FAIL",
     "ERRATUM",
     "ERROR",
+    "BORROWED",
     "VERDICTS",
+    "HOLDS",
     "KINDS",
     "PAPERS",
     "DEFAULT_LEVEL",
@@ -38,6 +40,7 @@ __all__ = [
     "BUDGETS",
     "CheckContext",
     "Evidence",
+    "MdeTarget",
     "Mutant",
     "Claim",
 ]
@@ -46,7 +49,12 @@ PASS = "pass"
 FAIL = "fail"
 ERRATUM = "erratum-confirmed"
 ERROR = "error"
-VERDICTS = (PASS, FAIL, ERRATUM, ERROR)
+#: A pass on a subject whose implementations of every protocol the claim calls are borrowed from the reference
+#: (the ``fast`` subject where a protocol has no twin): the check ran reference code, so it vouches for nothing new.
+BORROWED = "borrowed"
+VERDICTS = (PASS, FAIL, ERRATUM, ERROR, BORROWED)
+#: Verdicts that are not violations.
+HOLDS = (PASS, ERRATUM, BORROWED)
 
 KINDS = ("deterministic", "monte_carlo", "privacy", "rate", "backend")
 #: The paper keys, in the order of the paper registry (proofs_checks/papers.py).
@@ -101,7 +109,9 @@ class Evidence:
     ``statistic`` and ``bound`` are the checked quantity and the value it is compared with (for a
     sensitivity claim: the largest realised sensitivity and the declared one). ``p_value`` is set by
     statistical checks; when it is set, the runner decides pass/fail from it after Holm correction.
-    ``power`` states what the check can see: the minimal detectable effect at the declared level.
+    ``power`` states what the check can see: the minimal detectable effect at the declared level, in words;
+    ``mde`` is that effect in the test's own unit and ``relative_mde`` the same relative to the magnitude of
+    the checked quantity (None when the check gave no scale, e.g. when the quantity is 0).
     """
 
     verdict: str
@@ -111,12 +121,37 @@ class Evidence:
     detail: str = ""
     power: str = ""
     counterexample: Any = None
+    mde: float | None = None
+    relative_mde: float | None = None
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
         if self.p_value is not None and not (0.0 <= self.p_value <= 1.0):
             raise ValueError(f"p_value must lie in [0, 1], got {self.p_value}")
+        for name in ("mde", "relative_mde"):
+            value = getattr(self, name)
+            if value is not None and not value >= 0:
+                raise ValueError(f"{name} must be a number >= 0 or None, got {value!r}")
+
+
+@dataclass(frozen=True)
+class MdeTarget:
+    """The largest relative minimal detectable effect a statistical check promises, per budget."""
+
+    quick: float
+    full: float
+
+    def __post_init__(self):
+        for name in ("quick", "full"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < float("inf"):
+                raise ValueError(f"MdeTarget.{name} must be a finite number > 0, got {value!r}")
+        if self.full > self.quick:
+            raise ValueError(f"MdeTarget: the full budget must not promise less than quick ({self.full} > {self.quick})")
+
+    def at(self, budget: Budget) -> float:
+        return budget.pick(quick=self.quick, full=self.full)
 
 
 @dataclass(frozen=True)
@@ -145,6 +180,14 @@ class Claim:
     #: Backend claims compare a subject with the reference; on the reference itself they are vacuous.
     applies_to_reference: bool = True
     tags: tuple[str, ...] = field(default=())
+    #: The power the check promises: the largest relative MDE per budget, ``MdeTarget(quick=0.35, full=0.10)``.
+    #: The runner turns a pass whose measured relative MDE exceeds it into an error (underpowered).
+    mde_target: "MdeTarget | None" = None
+    #: What weaker thing a statistical check shows when the usual power targets are out of reach, and why.
+    power_note: str = ""
+    #: Protocols whose non-finite outputs the check expects (e.g. a NaN-handling path under test); any other
+    #: NaN or inf returned by the subject makes the claim fail.
+    nonfinite_ok: tuple[str, ...] = field(default=())
 
     def __post_init__(self):
         if not _ID_PATTERN.match(self.id):
@@ -164,6 +207,11 @@ class Claim:
             raise ValueError(f"claim {self.id}: level must lie in (0, 1), got {self.level}")
         if not self.requires:
             raise ValueError(f"claim {self.id}: requires must name at least one subject protocol")
+        if self.mde_target is not None and not isinstance(self.mde_target, MdeTarget):
+            raise ValueError(f"claim {self.id}: mde_target must be an MdeTarget, got {type(self.mde_target).__name__}")
+        unknown = set(self.nonfinite_ok) - set(self.requires)
+        if unknown:
+            raise ValueError(f"claim {self.id}: nonfinite_ok names protocols the claim does not require: {sorted(unknown)}")
 
     def applies_to(self, subject: "Subject") -> bool:
         """True when the subject provides every protocol the check uses."""

@@ -347,8 +347,8 @@ ERRATA: tuple[Erratum, ...] = (
        "spider_sosp.sec5.noise_rules"),
     _e("spider_sosp.E3", "erratum", "Theorem 2.2, Lemma 3.7, Lemma 3.8, Theorem 3.11",
        "four noise rules: 4s√(log Σ·log(1/δ))/ε, s·log(1/δ)/ε, 2 log(1/δ)·α/√d and α/√d",
-       "they disagree (the last has no ε or δ at all); dpref calibrates σ exactly and reports the true "
-       "privacy of each printed rule",
+       "they disagree (the last has no ε or δ at all); dpref calibrates σ from an upper bound on the run's "
+       "Gaussian-DP μ and reports what that bound certifies for each printed rule",
        "spider_sosp.sec5.noise_rules"),
     _e("spider_sosp.E5", "erratum", "Algorithm 2 with Theorem 2.2 (one tree across O1 restarts)",
        "each record enters one leaf of the tree",

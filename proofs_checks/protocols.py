@@ -82,4 +82,6 @@ class Subject:
         for key in implementations:
             if key not in self._impls:
                 raise SubjectError(f"cannot replace {key!r}: subject {self.name!r} does not provide it")
-        return Subject(f"{self.name}[{label}]", {**self._impls, **implementations}, borrowed=self.borrowed)
+        # a replaced implementation is no longer the reference's code
+        borrowed = [name for name in self.borrowed if name not in implementations]
+        return Subject(f"{self.name}[{label}]", {**self._impls, **implementations}, borrowed=borrowed)

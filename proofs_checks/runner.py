@@ -3,8 +3,19 @@
 A check that raises is reported with the verdict ``error`` and its message, never swallowed. Checks
 that report a p-value are decided by it after Holm's step-down correction across every statistical
 result of the run, so the run as a whole keeps its family-wise false-alarm rate at the declared level.
-``soak`` reruns with fresh seeds (replicates 1..N) and reports the measured false-alarm rate of each
-claim with a Clopper–Pearson upper bound.
+
+Three rules make a verdict honest (docs/writing-claims.md):
+
+* a NaN or inf returned by the subject fails the claim (``proofs_checks/nonfinite.py``), unless the claim
+  provokes it on purpose (``Claim.nonfinite_ok``);
+* a pass that ran only borrowed reference code (every protocol the claim calls is in ``subject.borrowed``)
+  is reported as ``borrowed``;
+* a pass whose measured relative MDE exceeds the claim's promise (``Claim.mde_target``) is an ``error``:
+  the check could not see what it promises to see.
+
+``soak`` reruns the statistical claims with fresh seeds (replicates 1..N), at the claims' level or any
+other, and reports each claim's false-alarm rate with its Clopper–Pearson interval and a one-sided
+uniformity test of its p-values; the p-values of all runs are pooled into one more uniformity test.
 """
 
 from __future__ import annotations
@@ -12,15 +23,18 @@ from __future__ import annotations
 import time
 import traceback
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pandas as pd
+from scipy import stats as sps
 from tqdm.auto import tqdm
 
-from .claim import BUDGETS, ERROR, FAIL, PASS, Budget, CheckContext, Claim, Evidence
+from .claim import BORROWED, BUDGETS, ERRATUM, ERROR, FAIL, HOLDS, PASS, Budget, CheckContext, Claim, Evidence
+from .nonfinite import guarded
 from .stats import claim_seed, clopper_pearson, holm_adjust
 from .subjects import Subject
 
-__all__ = ["RESULT_COLUMNS", "run_claim", "run_claims", "soak"]
+__all__ = ["RESULT_COLUMNS", "SOAK_COLUMNS", "run_claim", "run_claims", "soak", "uniformity_p_value"]
 
 RESULT_COLUMNS = [
     "id",
@@ -34,6 +48,9 @@ RESULT_COLUMNS = [
     "p_adjusted",
     "seed",
     "seconds",
+    "mde",
+    "relative_mde",
+    "mde_target",
     "power",
     "detail",
 ]
@@ -51,21 +68,59 @@ def _float_or_none(value):
     return None if value is None else float(value)
 
 
-def run_claim(claim: Claim, subject: Subject, budget: Budget | str = "quick", replicate: int = 0) -> dict:
-    """Run one claim on one subject and return its result row (no multiple-testing correction)."""
+def _runs_borrowed_code(claim: Claim, subject) -> bool:
+    borrowed = set(getattr(subject, "borrowed", ()))
+    return bool(borrowed) and set(claim.requires) <= borrowed
+
+
+def _honest(claim: Claim, subject, evidence: Evidence, nonfinite: str | None, budget: Budget) -> Evidence:
+    """The three rules of the module docstring, applied to a check's evidence."""
+    if nonfinite is not None:
+        # p_value dropped: Holm must not turn this failure back into a pass
+        return replace(evidence, verdict=FAIL, p_value=None, detail=f"{nonfinite}; the check said: {evidence.verdict}: "
+                                                                     f"{evidence.detail}")
+    if evidence.verdict not in (PASS, ERRATUM):
+        return evidence
+    target = None if claim.mde_target is None else claim.mde_target.at(budget)
+    if target is not None and evidence.p_value is not None:
+        measured = evidence.relative_mde
+        if measured is None or not measured <= target:
+            shown = "none reported" if measured is None else f"{measured:.3g}"
+            return replace(evidence, verdict=ERROR, p_value=None,
+                           detail=f"underpowered: relative MDE {shown} > the {target:g} the claim promises at budget "
+                                  f"{budget.name}; {evidence.detail}")
+    if evidence.verdict == PASS and _runs_borrowed_code(claim, subject):
+        return replace(evidence, verdict=BORROWED,
+                       detail=f"ran only reference code borrowed by {subject.name} ({', '.join(claim.requires)}); "
+                              + evidence.detail)
+    return evidence
+
+
+def run_claim(claim: Claim, subject: Subject, budget: Budget | str = "quick", replicate: int = 0, *,
+              level: float | None = None) -> dict:
+    """Run one claim on one subject and return its result row (no multiple-testing correction).
+
+    ``level`` overrides the claim's false-alarm level (``soak --level``).
+    """
     budget = _as_budget(budget)
+    level = claim.level if level is None else level
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
     seed = claim_seed(claim.id, replicate)
-    ctx = CheckContext(budget=budget, seed=seed, level=claim.level)
+    ctx = CheckContext(budget=budget, seed=seed, level=level)
+    watched, watch = guarded(subject, claim.nonfinite_ok)
     start = time.perf_counter()
     try:
-        evidence = claim.check(subject, ctx)
+        evidence = claim.check(watched, ctx)
         if not isinstance(evidence, Evidence):
             raise TypeError(f"check of {claim.id} returned {type(evidence).__name__}, not Evidence")
+        evidence = _honest(claim, subject, evidence, watch.first, budget)
     except Exception as exc:  # reported, not swallowed: the row carries the message
         tb = traceback.extract_tb(exc.__traceback__)[-1]
         evidence = Evidence(
-            verdict=ERROR,
-            detail=f"{type(exc).__name__}: {exc} (at {tb.filename.rsplit('/', 1)[-1]}:{tb.lineno})",
+            verdict=FAIL if watch.first else ERROR,
+            detail=(f"{watch.first}; then " if watch.first else "")
+            + f"{type(exc).__name__}: {exc} (at {tb.filename.rsplit('/', 1)[-1]}:{tb.lineno})",
         )
     seconds = time.perf_counter() - start
     return {
@@ -80,18 +135,25 @@ def run_claim(claim: Claim, subject: Subject, budget: Budget | str = "quick", re
         "p_adjusted": _float_or_none(evidence.p_value),
         "seed": seed,
         "seconds": round(seconds, 4),
+        "mde": _float_or_none(evidence.mde),
+        "relative_mde": _float_or_none(evidence.relative_mde),
+        "mde_target": None if claim.mde_target is None else claim.mde_target.at(budget),
         "power": evidence.power,
         "detail": evidence.detail,
-        "_level": claim.level,
+        "_level": level,
+        "_borrowed": _runs_borrowed_code(claim, subject),
     }
 
 
 def _apply_holm(rows: list[dict]) -> None:
-    decided = [r for r in rows if r["p_value"] is not None and r["verdict"] in (PASS, FAIL)]
+    decided = [r for r in rows if r["p_value"] is not None and r["verdict"] in (PASS, FAIL, BORROWED)]
     adjusted = holm_adjust(r["p_value"] for r in decided)
     for row, p_adj in zip(decided, adjusted):
         row["p_adjusted"] = float(p_adj)
-        row["verdict"] = FAIL if p_adj < row["_level"] else PASS
+        if p_adj < row["_level"]:
+            row["verdict"] = FAIL
+        elif row["verdict"] == FAIL:  # failed on its raw p-value only
+            row["verdict"] = BORROWED if row.get("_borrowed") else PASS
 
 
 def _pairs(claims: Sequence[Claim], subjects: Sequence[Subject]):
@@ -112,8 +174,27 @@ def run_claims(
     for claim, subject in tqdm(pairs, desc="claims", unit="check", disable=not progress, leave=False):
         rows.append(run_claim(claim, subject, budget, replicate))
     _apply_holm(rows)
-    frame = pd.DataFrame(rows, columns=RESULT_COLUMNS + ["_level"])
-    return frame.drop(columns="_level")
+    return pd.DataFrame(rows, columns=RESULT_COLUMNS)
+
+
+SOAK_COLUMNS = ["id", "subject", "statistical", "runs", "level", "false_alarms", "errors", "rate", "rate_lower",
+                "rate_upper", "uniformity_p", "calibrated"]
+
+#: Confidence of the interval on each claim's false-alarm rate (two-sided Clopper–Pearson).
+SOAK_CONFIDENCE = 0.95
+
+
+def uniformity_p_value(p_values) -> float | None:
+    """One-sided Kolmogorov–Smirnov test that the p-values are not stochastically smaller than U(0, 1).
+
+    A calibrated test has P(p ≤ t) ≤ t for every t; conservative and discrete tests give larger p-values, which
+    is allowed, so the alternative is the one that matters: an empirical CDF above the uniform one somewhere
+    (scipy's ``alternative="greater"``). None for fewer than two p-values.
+    """
+    values = [float(p) for p in p_values if p is not None]
+    if len(values) < 2:
+        return None
+    return float(sps.kstest(values, "uniform", alternative="greater").pvalue)
 
 
 def soak(
@@ -122,40 +203,63 @@ def soak(
     budget: Budget | str = "quick",
     *,
     runs: int,
+    level: float | None = None,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Rerun each applicable pair ``runs`` times with fresh seeds; report per-claim false alarms.
+    """Rerun each applicable pair ``runs`` times with fresh seeds (replicates 1..runs) and measure calibration.
 
-    A false alarm is any verdict other than pass/erratum-confirmed on the correct subject. The rate
-    is raw (per claim, no Holm), the strictest reading; ``rate_upper`` is its one-sided 95%
-    Clopper–Pearson bound.
+    Each run is decided on its own raw p-value at ``level`` (default: the claim's level; no Holm), the strictest
+    reading. A false alarm is a ``fail`` on a correct subject, an error is an ``error``; ``rate`` counts both,
+    with its two-sided 95 % Clopper–Pearson interval [``rate_lower``, ``rate_upper``]. ``uniformity_p`` tests the
+    claim's p-values against U(0, 1) (one-sided: too many small p-values). ``calibrated`` is False when a run
+    errored or the interval lies above the level. A claim whose first run reports no p-value is deterministic:
+    it is run once and reported with ``statistical`` False. ``frame.attrs["pooled_uniformity_p"]`` is the same
+    uniformity test over the p-values of every run of every claim (``attrs["p_values"]``).
     """
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         raise ValueError(f"runs must be an integer >= 1, got {runs!r}")
+    if level is not None and not (isinstance(level, (int, float)) and 0.0 < level < 1.0):
+        raise ValueError(f"level must lie in (0, 1), got {level!r}")
     pairs = _pairs(claims, subjects)
-    records = []
+    records, pooled = [], []
     bar = tqdm(total=len(pairs) * runs, desc="soak", unit="check", disable=not progress, leave=False)
     for claim, subject in pairs:
-        alarms, errors = 0, 0
+        decide_at = claim.level if level is None else level
+        alarms, errors, p_values, done = 0, 0, [], 0
         for replicate in range(1, runs + 1):
-            row = run_claim(claim, subject, budget, replicate)
-            if row["p_value"] is not None and row["verdict"] in (PASS, FAIL):
-                row["verdict"] = FAIL if row["p_value"] < claim.level else PASS
+            row = run_claim(claim, subject, budget, replicate, level=decide_at)
+            done += 1
+            bar.update()
+            if row["p_value"] is not None and row["verdict"] in (PASS, FAIL, BORROWED):
+                row["verdict"] = FAIL if row["p_value"] < decide_at else PASS
             alarms += row["verdict"] == FAIL
             errors += row["verdict"] == ERROR
-            bar.update()
-        upper = clopper_pearson(alarms + errors, runs, 0.10)[1]
+            if row["p_value"] is not None:
+                p_values.append(row["p_value"])
+            elif replicate == 1 and row["verdict"] in HOLDS:
+                bar.update(runs - 1)  # deterministic: reruns would repeat the same computation
+                break
+        lower, upper = clopper_pearson(alarms + errors, done, 1.0 - SOAK_CONFIDENCE)
+        pooled.extend(p_values)
         records.append(
             {
                 "id": claim.id,
                 "subject": subject.name,
-                "runs": runs,
+                "statistical": bool(p_values),
+                "runs": done,
+                "level": decide_at,
                 "false_alarms": alarms,
                 "errors": errors,
-                "rate": (alarms + errors) / runs,
+                "rate": (alarms + errors) / done,
+                "rate_lower": lower,
                 "rate_upper": upper,
-                "level": claim.level,
+                "uniformity_p": uniformity_p_value(p_values),
+                "calibrated": errors == 0 and lower <= decide_at,
             }
         )
     bar.close()
-    return pd.DataFrame.from_records(records)
+    frame = pd.DataFrame.from_records(records, columns=SOAK_COLUMNS)
+    frame.attrs["pooled_uniformity_p"] = uniformity_p_value(pooled)
+    frame.attrs["pooled_p_values"] = len(pooled)
+    frame.attrs["p_values"] = pooled
+    return frame

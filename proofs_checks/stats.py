@@ -32,6 +32,9 @@ __all__ = [
     "bounded_mean_equality_test",
     "ks_test",
     "binomial_test",
+    "chi_square_variance_test",
+    "normal_z_test",
+    "conditional_covariance_test",
     "holm_adjust",
 ]
 
@@ -47,6 +50,8 @@ def claim_seed(claim_id: str, replicate: int = 0) -> int:
 @dataclass(frozen=True)
 class TestResult:
     """A test's statistic, p-value and minimal detectable effect (in the units named by ``mde_unit``)."""
+
+    __test__ = False  # not a pytest test class
 
     statistic: float
     p_value: float
@@ -77,7 +82,9 @@ def hotelling_mde(n: int, p: int, level: float, power: float = POWER) -> float:
 def hotelling_mean_test(samples: np.ndarray, mean_null: np.ndarray, level: float) -> TestResult:
     """One-sample Hotelling T² test of E[X] = mean_null (statsmodels ``test_mvmean``).
 
-    ``samples`` has shape (N, p). The statistic returned is T².
+    ``samples`` has shape (N, p). The statistic returned is T². The MDE is Euclidean: the test detects a
+    Mahalanobis shift Δ (``hotelling_mde``) with the stated power, and a mean shift v has Mahalanobis norm at
+    least ‖v‖/√λ_max(Σ), so every shift with ‖v‖ ≥ Δ·√λ_max(Σ̂) is detected (Σ̂ the sample covariance).
     """
     samples = np.asarray(samples, dtype=np.float64)
     if samples.ndim == 1:
@@ -92,11 +99,12 @@ def hotelling_mean_test(samples: np.ndarray, mean_null: np.ndarray, level: float
     else:
         result = test_mvmean(samples, mean_null)
         t2, p_value = float(result.t2), float(result.pvalue)
+    largest_variance = float(np.max(np.linalg.eigvalsh(np.atleast_2d(np.cov(samples, rowvar=False)))))
     return TestResult(
         statistic=t2,
         p_value=p_value,
-        mde=hotelling_mde(n, p, level),
-        mde_unit="Mahalanobis mean shift",
+        mde=hotelling_mde(n, p, level) * math.sqrt(max(largest_variance, 0.0)),
+        mde_unit="‖mean shift‖ (Euclidean)",
     )
 
 
@@ -184,6 +192,40 @@ def binomial_test(successes: int, trials: int, p: float, level: float) -> TestRe
     p_value = min(1.0, 2.0 * min(stats.binom.cdf(k, n, p), stats.binom.sf(k - 1, n, p)))
     mde = (stats.norm.ppf(1 - level / 2) + stats.norm.ppf(POWER)) * math.sqrt(p * (1 - p) / n)
     return TestResult(statistic=k / n, p_value=float(p_value), mde=mde, mde_unit="|P(outside) - p| (normal approx.)")
+
+
+def chi_square_variance_test(sum_of_squares: float, dof: int, level: float) -> TestResult:
+    """Exact two-sided test that ``sum_of_squares`` is χ²_dof, i.e. a sum of ``dof`` squared standardised
+    N(0, 1) variables (mean and variance known under H0).
+
+    Statistic: Q/dof, the estimated variance ratio. MDE: the relative variance error |ratio − 1| rejected with
+    power POWER in either direction (the larger of the two; Q/k ~ χ²_dof under a ratio k)."""
+    q = float(sum_of_squares)
+    law = stats.chi2(dof)
+    if not math.isfinite(q):
+        return TestResult(q, 0.0, math.inf, "relative variance error |Var/target - 1|")
+    p_value = min(1.0, 2.0 * min(law.cdf(q), law.sf(q)))
+    upper = law.isf(level / 2) / law.ppf(1 - POWER) - 1.0
+    lower = 1.0 - law.ppf(level / 2) / law.isf(1 - POWER)
+    return TestResult(q / dof, float(p_value), float(max(upper, lower)), "relative variance error |Var/target - 1|")
+
+
+def normal_z_test(z: float, count: int, level: float, unit: str) -> TestResult:
+    """Exact two-sided test that the statistic ``z`` is N(0, 1) under H0, where ``z`` is a standardised sum of
+    ``count`` terms. MDE: the per-term shift (z_{1−level/2} + z_POWER)/√count that moves E[z] enough to be
+    rejected with power POWER, in ``unit``."""
+    z = float(z)
+    p_value = float(2.0 * stats.norm.sf(abs(z))) if math.isfinite(z) else 0.0
+    mde = (stats.norm.isf(level / 2) + stats.norm.ppf(POWER)) / math.sqrt(count)
+    return TestResult(z, p_value, float(mde), unit)
+
+
+def conditional_covariance_test(products_sum: float, given_squares_sum: float, scale: float, count: int,
+                                level: float, unit: str) -> TestResult:
+    """Exact test of E[x y] = 0 for x ~ N(0, s²) independent of y (H0): given y, Σ x_k y_k ~ N(0, s² Σ y_k²),
+    so z = Σ x y / (s √Σ y²) is N(0, 1) whatever the law of y. ``scale`` is s. MDE in correlation units."""
+    z = products_sum / (scale * math.sqrt(given_squares_sum)) if given_squares_sum > 0 else math.inf
+    return normal_z_test(z, count, level, unit)
 
 
 def holm_adjust(p_values) -> np.ndarray:

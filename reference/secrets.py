@@ -139,7 +139,9 @@ def fresh_secret_seed() -> SecretSeed:
     return SecretSeed(int(np.random.SeedSequence().entropy) % SEED_BOUND, "os_entropy")
 
 
-def _public_set(public_seeds) -> set[int]:
+def _public_set(public_seeds) -> set[int] | frozenset[int]:
+    if isinstance(public_seeds, (set, frozenset)) and all(type(s) is int for s in public_seeds):
+        return public_seeds  # already normalised (secret_seeds passes its set to every secret_seed: no O(R^2))
     if isinstance(public_seeds, (numbers.Integral, np.integer)) and not isinstance(public_seeds, bool):
         public_seeds = (public_seeds,)
     return {int(s) for s in np.asarray(list(public_seeds), dtype=object).reshape(-1)}

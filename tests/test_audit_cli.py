@@ -40,8 +40,12 @@ def test_list_names_every_scenario_and_planted_bug(capsys):
     assert rows["gaussian"]["kind"] == "scenario"
     assert rows["gaussian"]["claimed_epsilon"] == pytest.approx(1.0, rel=1e-9)
     assert rows["gaussian"]["tight_epsilon"] == pytest.approx(1.0, rel=1e-9)
+    assert rows["gaussian"]["claim_type"] == "gdp"
+    assert rows["gaussian"]["claimed_mu"] == SCENARIOS["gaussian"].claimed_mu
+    assert rows["poisson_gaussian"]["claim_type"] == "epsilon_delta" and rows["poisson_gaussian"]["claimed_mu"] is None
     for name in planted.PLANTED:
         assert rows[name]["kind"] == "planted bug"
+    assert rows["noise_halved"]["claim_type"] == "epsilon_delta"
     code, out, _ = run(capsys, "audit", "list")
     assert code == 0 and "noise_halved" in out and "description" in out
 
@@ -65,16 +69,23 @@ def test_run_gaussian_json_fields_match_a_direct_audit(capsys):
     assert record["tight_epsilon"] == SCENARIOS["gaussian"].tight_epsilon
     assert record["tightness"] == pytest.approx(record["epsilon_lb"] / record["tight_epsilon"], rel=1e-15)
     assert record["verdict"] == "consistent" and record["expected"] == "consistent"
+    assert record["missed"] is False and record["verdict_text"] == "consistent"
     assert (record["fp"], record["negatives"], record["fn"], record["positives"]) == (
         direct.counts.fp, direct.counts.negatives, direct.counts.fn, direct.counts.positives)
     assert record["seed"] == 0 and record["confidence"] == 0.95
+    # (d) the claim, the deciding bound and its false-alarm probability
+    assert record["claim_type"] == "gdp" and record["claimed_mu"] == SCENARIOS["gaussian"].claimed_mu
+    assert record["verdict_bounds"] == "clopper_pearson_epsilon,gdp_mu"
+    assert record["decided_by"] == direct.decided_by and record["margin"] == direct.margin
+    assert record["false_alarm_probability"] == direct.false_alarm_probability == pytest.approx(0.025)
 
 
 def test_run_table_labels_the_oracle(capsys):
     code, out, _ = run(capsys, "audit", "run", "gaussian", "--trials", "20000")
     assert code == 0
-    for label in ("epsilon_lb", "gdp_mu_lb", "gdp_epsilon_lb", "claimed_epsilon", "tight_epsilon", "verdict",
-                  "tightness", "known_law_oracle", "epsilon_lb - oracle",
+    for label in ("claim", "mu-GDP, mu = 0.268051", "epsilon_lb", "gdp_mu_lb", "gdp_epsilon_lb", "claimed_epsilon",
+                  "claimed_mu", "tight_epsilon", "verdict", "decided_by", "false-alarm probability 0.025",
+                  "[verdict bound]", "tightness", "known_law_oracle", "epsilon_lb - oracle",
                   "best threshold searched on the counted data (not a bound, optimistic)"):
         assert label in out
 
@@ -96,6 +107,9 @@ def test_report_writes_tables_manifest_and_plots(capsys, tmp_path):
     record = json.loads(out)
     rows = json.loads((tmp_path / "audits.json").read_text())
     assert len(rows) == 1 and rows[0]["epsilon_lb"] == record["epsilon_lb"]
+    for key in ("claim_type", "claimed_mu", "decided_by", "margin", "false_alarm_probability", "verdict_bounds"):
+        assert rows[0][key] == record[key], key
+    assert rows[0]["kind"] == "scenario" and rows[0]["missed"] is False
     assert "gaussian" in (tmp_path / "audits.md").read_text()
     assert (tmp_path / "audits.csv").read_text().startswith("scenario,")
     manifest = json.loads((tmp_path / "manifest.json").read_text())
@@ -112,6 +126,71 @@ def test_planted_bug_exits_zero_with_expected_violation(capsys):
     code, out, _ = run(capsys, "audit", "run", "noise_halved")
     assert code == 0
     assert "violation (expected: planted bug)" in out
+    # an (ε, δ) claim: Clopper–Pearson decides, the GDP bound is printed as reported only
+    assert "(epsilon, delta) = (1, 1e-05)" in out
+    assert "decided_by           clopper_pearson_epsilon: epsilon_lb" in out and "false-alarm probability 0.05" in out
+    assert "[reported only: not a bound against an (epsilon, delta) claim]" in out
+
+
+def test_planted_bug_json_names_the_deciding_bound(capsys):
+    """(d) ``dpref audit run`` json: the deciding bound and its false-alarm probability."""
+    code, out, _ = run(capsys, "audit", "run", "noise_halved", "--format", "json")
+    assert code == 0
+    record = json.loads(out)
+    assert record["trials"] == planted.PLANTED["noise_halved"][2]
+    assert record["verdict"] == "violation" and record["missed"] is False and record["note"] == ""
+    assert record["claim_type"] == "epsilon_delta" and record["claimed_mu"] is None
+    assert record["verdict_bounds"] == "clopper_pearson_epsilon" == record["decided_by"]
+    assert record["margin"] == pytest.approx(record["epsilon_lb"] - 1.0, abs=1e-15) and record["margin"] > 0
+    assert record["false_alarm_probability"] == pytest.approx(0.05)
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_missed_planted_bug_is_reported_as_missed(capsys, fmt):
+    """(c) a planted bug not caught (2 000 trials) is reported as missed, never as a plain "consistent"."""
+    code, out, _ = run(capsys, "audit", "run", "noise_halved", "--trials", "2000", "--format", fmt)
+    assert code == 0  # a lack of power, not a finding about a mechanism
+    if fmt == "json":
+        record = json.loads(out)
+        assert record["verdict"] == "consistent" and record["expected"] == "violation"
+        assert record["missed"] is True and record["note"] == "planted bug not caught at this budget"
+        assert "MISSED" in record["verdict_text"] and record["verdict_text"] != "consistent"
+        assert record["decided_by"] == "clopper_pearson_epsilon" and record["margin"] <= 0
+    else:
+        verdict_line = next(line for line in out.splitlines() if line.startswith("verdict "))
+        assert verdict_line.split(None, 1)[1] != "consistent"
+        assert "MISSED: planted bug not caught at this budget" in verdict_line
+        assert "missed               planted bug not caught at this budget (2,000 trials per dataset)" in out
+
+
+def test_too_small_gdp_claim_is_named_in_the_output(capsys, monkeypatch):
+    """(b) a μ-GDP claim below the mechanism's μ: the GDP bound refutes it and the output says so."""
+    mu = SCENARIOS["gaussian"].mu
+    monkeypatch.setitem(SCENARIOS, "gdp_underclaimed", gaussian_scenario(1.0, 1.0 / mu, 1, 1e-5, claimed_mu=mu / 2,
+                                                                         name="gdp_underclaimed"))
+    code, out, _ = run(capsys, "audit", "run", "gdp_underclaimed", "--trials", "20000", "--format", "json")
+    assert code == 1
+    record = json.loads(out)
+    assert record["verdict"] == "violation" and record["claim_type"] == "gdp" and record["claimed_mu"] == mu / 2
+    assert record["decided_by"] == "gdp_mu" and record["margin"] == pytest.approx(record["gdp_mu_lb"] - mu / 2)
+    assert record["margin"] > 0 and record["false_alarm_probability"] == pytest.approx(0.025)
+    code, out, _ = run(capsys, "audit", "run", "gdp_underclaimed", "--trials", "20000")
+    assert code == 1
+    assert "decided_by           gdp_mu: mu_lb" in out and "> claimed mu 0.134026" in out
+
+
+def test_epsilon_delta_claim_output_never_decides_by_gdp(capsys, monkeypatch):
+    """(a) through the command line: GDP ε above the (ε, δ) claim, Clopper–Pearson below: consistent, CP decides."""
+    mu_star = SCENARIOS["gaussian"].mu
+    monkeypatch.setitem(SCENARIOS, "eps_claim", gaussian_scenario(2 * mu_star, 1.0, 1, 1e-5, claimed_epsilon=1.0,
+                                                                  name="eps_claim"))
+    code, out, _ = run(capsys, "audit", "run", "eps_claim", "--trials", "5000", "--format", "json")
+    assert code == 0
+    record = json.loads(out)
+    assert record["gdp_epsilon_lb"] > 1.0 >= record["epsilon_lb"]
+    assert record["verdict"] == "consistent" and record["decided_by"] == "clopper_pearson_epsilon"
+    assert record["verdict_bounds"] == "clopper_pearson_epsilon"
+    assert record["false_alarm_probability"] == pytest.approx(0.05)
 
 
 def test_violation_of_an_ordinary_scenario_exits_one(capsys, monkeypatch):
@@ -181,10 +260,35 @@ def test_quick_audits_all_ok():
     records = audit_cli.quick_audits()
     assert {r["name"] for r in records} == set(SCENARIOS) | set(planted.PLANTED)
     for r in records:
+        assert set(r) == set(audit_cli.QUICK_COLUMNS)
         expected = "violation" if r["name"] in planted.PLANTED else "consistent"
         assert r["expected"] == expected
         assert r["ok"] is True, r
-        assert r["trials"] <= audit_cli.QUICK_TRIALS
+        assert r["missed"] is False and r["note"] == ""
+        if r["name"] in planted.PLANTED:
+            assert r["trials"] == planted.PLANTED[r["name"]][2]  # the budget sized for the claim's bound
+            assert r["margin"] > 0
+            if r["claim_type"] == "epsilon_delta":
+                assert r["decided_by"] == "clopper_pearson_epsilon"
+        else:
+            assert r["trials"] <= audit_cli.QUICK_TRIALS and r["margin"] <= 0
+        assert r["false_alarm"] == pytest.approx(1e-6 if r["claim_type"] == "epsilon_delta" else 5e-7)
+
+
+def test_quick_audits_flag_a_missed_planted_bug(capsys, monkeypatch):
+    """(c) in ``dpref check``: a planted bug at a budget too small to catch it is "missed" and fails the check."""
+    factory, attack, _ = planted.PLANTED["noise_halved"]
+    monkeypatch.setattr(planted, "PLANTED", {"noise_halved": (factory, attack, 2000)})
+    monkeypatch.setattr(audit_cli, "SCENARIOS", {})
+    records = audit_cli.quick_audits()
+    assert len(records) == 1
+    r = records[0]
+    assert (r["verdict"], r["expected"], r["missed"], r["ok"]) == ("consistent", "violation", True, False)
+    assert r["note"] == "planted bug not caught at this budget" and r["decided_by"] == "clopper_pearson_epsilon"
+    assert cli._check_audits("table", None, "dpref check") == 1
+    out, err = capsys.readouterr()
+    assert "planted bug not caught at this budget" in out
+    assert "audit noise_halved (planted): verdict consistent, expected violation" in err
 
 
 def test_check_audits_fails_on_a_record_not_ok(capsys, monkeypatch):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import zlib
 
 import numpy as np
 import pytest
@@ -14,6 +15,8 @@ from scipy.stats import beta, norm
 
 from empirical_dp.attacks import likelihood_ratio_score, logistic_score, projection_score
 from empirical_dp.audit import (
+    CLOPPER_PEARSON_EPSILON,
+    GDP_MU,
     GRID_SIZE,
     Counts,
     audit,
@@ -26,17 +29,30 @@ from empirical_dp.audit import (
     merge_counts,
     select_threshold,
     split_sizes,
+    verdict_bound_confidence,
+    verdict_bounds,
 )
 from empirical_dp.bounds import clopper_pearson_lower, epsilon_lower_bound
 from empirical_dp.registry import SCENARIOS
 from empirical_dp.scenarios import (
+    Claim,
+    Scenario,
     gaussian_scenario,
+    gdp_claim_epsilon,
     poisson_gaussian_delta,
     poisson_gaussian_scenario,
 )
+from reference.fast.conversions import gaussian_epsilon, gaussian_mu
 from reference.rng import Streams
 
 GAUSSIAN = SCENARIOS["gaussian"]
+#: μ*(1, 1e-5): the μ whose exact GDP ε at δ = 1e-5 is 1.
+MU_STAR = gaussian_mu(1.0, 1e-5)
+
+
+def _name_seed(name: str) -> int:
+    """The audit seed of a statistical test: fixed, derived from its name (CRC-32), never tuned."""
+    return zlib.crc32(name.encode())
 
 
 def _closed_form_gaussian_delta(epsilon, mu):
@@ -193,18 +209,27 @@ def test_gaussian_audit_200k_is_sound_and_nearly_tight():
     assert r.gdp_epsilon_lb >= 0.9
     assert r.epsilon_lb > 0.3
     assert r.tightness == r.epsilon_lb / r.tight_epsilon
-    assert r.bound_confidence == pytest.approx(0.975)
+    # the accountant's μ-GDP claim: both bounds decide, each at 1 − 0.05/2
+    assert r.claim_type == "gdp" and r.claimed_mu == GAUSSIAN.claimed_mu
+    assert r.verdict_bounds == (CLOPPER_PEARSON_EPSILON, GDP_MU)
+    assert r.bound_confidence == pytest.approx(0.975) and r.false_alarm_probability == pytest.approx(0.025)
+    assert r.decided_by == GDP_MU and r.margin == r.gdp_mu_lb - GAUSSIAN.claimed_mu < 0  # the closer of the two
 
 
-def test_planted_noise_halved_is_flagged():
-    correct = GAUSSIAN
-    halved = gaussian_scenario(1.0, 0.5 / correct.mu, 1, correct.delta, claimed_epsilon=correct.claimed_epsilon,
-                               name="gaussian_noise_halved")
-    assert halved.tight_epsilon > 2 * correct.tight_epsilon
-    r = audit(halved, 20_000, seed=5)
-    assert r.verdict == "violation"
-    assert max(r.epsilon_lb, r.gdp_epsilon_lb) > correct.claimed_epsilon
-    assert r.gdp_epsilon_lb <= halved.tight_epsilon
+def test_halved_noise_is_caught_by_the_bound_valid_for_each_claim():
+    """The Gaussian mechanism calibrated for ε = 1 at δ = 1e-5 but run with σ/2 (true μ = 2μ*, tight ε 2.155).
+    Against the μ-GDP claim μ* the GDP bound catches it with 20 000 trials; against the (ε, δ) claim ε = 1 only
+    the Clopper–Pearson ε_lb may, and it needs more trials (500 000, as the planted bugs get)."""
+    gdp_claim = gaussian_scenario(1.0, 0.5 / MU_STAR, 1, 1e-5, claimed_mu=MU_STAR, name="gaussian_noise_halved_gdp")
+    assert gdp_claim.tight_epsilon > 2 * gdp_claim.claimed_epsilon
+    r = audit(gdp_claim, 20_000, seed=_name_seed(gdp_claim.name))
+    assert r.verdict == "violation" and r.decided_by == GDP_MU
+    assert r.margin == r.gdp_mu_lb - MU_STAR > 0 and r.gdp_mu_lb <= gdp_claim.mu
+    eps_claim = dataclasses.replace(gdp_claim, name="gaussian_noise_halved_eps", claimed_mu=None,
+                                    claimed_epsilon=1.0)
+    r = audit(eps_claim, 500_000, seed=_name_seed(eps_claim.name))
+    assert r.verdict == "violation" and r.decided_by == CLOPPER_PEARSON_EPSILON
+    assert r.margin == r.epsilon_lb - 1.0 > 0 and r.epsilon_lb <= eps_claim.tight_epsilon
 
 
 def test_poisson_gaussian_audit_is_consistent_and_sound():
@@ -212,7 +237,112 @@ def test_poisson_gaussian_audit_is_consistent_and_sound():
     r = audit(s, 100_000, seed=7)
     assert r.verdict == "consistent"
     assert r.epsilon_lb <= s.tight_epsilon
-    assert r.bound_confidence == 0.95  # GDP value not used in the verdict: whole confidence to ε_lb
+    # an (ε, δ) claim (RDP accountant): the GDP value is not a bound against it, ε_lb gets the whole confidence
+    assert r.claim_type == "epsilon_delta" and r.claimed_mu is None
+    assert r.bound_confidence == 0.95 and r.verdict_bounds == (CLOPPER_PEARSON_EPSILON,)
+    assert r.decided_by == CLOPPER_PEARSON_EPSILON and r.false_alarm_probability == pytest.approx(0.05)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Claims and verdicts
+
+
+def test_scenarios_state_their_claim_apart_from_the_true_law():
+    # the gaussian built-in's accountant states the theorem: Δ/σ-GDP
+    assert GAUSSIAN.claim == Claim("gdp", GAUSSIAN.claimed_epsilon, 1e-5, GAUSSIAN.claimed_mu)
+    assert GAUSSIAN.claimed_mu == GAUSSIAN.mu == MU_STAR and GAUSSIAN.claimed_epsilon == GAUSSIAN.tight_epsilon
+    eps = gaussian_scenario(1.0, 2.0, claimed_epsilon=0.7)
+    assert eps.claim == Claim("epsilon_delta", 0.7, 1e-5, None)
+    assert eps.mu == 0.5 and eps.tight_epsilon == gaussian_epsilon(1e-5, 0.5)  # the true law, kept as a yardstick
+    gdp = gaussian_scenario(1.0, 2.0, claimed_mu=0.3)
+    assert gdp.claim == Claim("gdp", gaussian_epsilon(1e-5, 0.3), 1e-5, 0.3) and gdp.mu == 0.5
+    assert SCENARIOS["poisson_gaussian"].claim_type == "epsilon_delta"
+    assert "mu-GDP, mu = 0.3 " in gdp.claim.describe() and "(epsilon, delta) = (0.7" in eps.claim.describe()
+    # a μ-GDP claim fills in the ε it implies, or checks a stated one; at δ = 0 it implies ε = ∞ (0 for μ = 0)
+    sample = GAUSSIAN.sample
+    stated = Scenario("stated", "", sample, delta=1e-5, claimed_mu=0.3, claimed_epsilon=gaussian_epsilon(1e-5, 0.3))
+    assert stated.claim_type == "gdp" and stated.claimed_epsilon == gdp_claim_epsilon(0.3, 1e-5)
+    assert Scenario("pure", "", sample, delta=0.0, claimed_mu=0.3).claimed_epsilon == math.inf
+    assert Scenario("pure0", "", sample, delta=0.0, claimed_mu=0.0).claimed_epsilon == 0.0
+    assert Scenario("eps", "", sample, delta=0.0, claimed_epsilon=1.0).claim_type == "epsilon_delta"
+
+
+@pytest.mark.parametrize("kwargs, parameter, error", [
+    (dict(delta=1e-5), "claimed_epsilon", ValueError),  # no claim at all
+    (dict(delta=1e-5, claimed_mu=-0.1), "claimed_mu", ValueError),
+    (dict(delta=1e-5, claimed_mu=math.inf), "claimed_mu", ValueError),
+    (dict(delta=1e-5, claimed_mu=math.nan), "claimed_mu", ValueError),
+    (dict(delta=1e-5, claimed_mu="0.3"), "claimed_mu", TypeError),
+    (dict(delta=1e-5, claimed_mu=0.3, claimed_epsilon=5.0), "claimed_epsilon", ValueError),  # not what μ implies
+    (dict(delta=1e-5, claimed_epsilon=-1.0), "claimed_epsilon", ValueError),
+    (dict(delta=1e-5, claimed_epsilon=math.nan), "claimed_epsilon", ValueError),
+    (dict(delta=1.5, claimed_epsilon=1.0), "delta", ValueError),
+    (dict(delta=1e-5, claimed_epsilon=1.0, mu=-1.0), "mu", ValueError),
+    (dict(delta=1e-5, claimed_epsilon=1.0, tight_epsilon=-1.0), "tight_epsilon", ValueError),
+])
+def test_claim_validation_names_the_parameter(kwargs, parameter, error):
+    with pytest.raises(error, match=parameter):
+        Scenario("bad", "", GAUSSIAN.sample, **kwargs)
+
+
+def test_gaussian_scenario_takes_one_claim():
+    with pytest.raises(ValueError, match="claimed_mu"):
+        gaussian_scenario(claimed_epsilon=1.0, claimed_mu=0.2)
+    with pytest.raises(ValueError, match="claimed_mu"):
+        gaussian_scenario(claimed_mu=-0.2)
+
+
+def test_verdict_bounds_follow_the_claim():
+    eps = gaussian_scenario(1.0, 2.0, claimed_epsilon=0.7)
+    assert verdict_bounds(eps) == (CLOPPER_PEARSON_EPSILON,) and verdict_bound_confidence(eps, 0.9) == 0.9
+    assert verdict_bounds(GAUSSIAN) == (CLOPPER_PEARSON_EPSILON, GDP_MU)
+    assert verdict_bound_confidence(GAUSSIAN, 0.9) == pytest.approx(0.95)
+    with pytest.raises(TypeError, match="scenario"):
+        verdict_bounds("gaussian")
+
+
+def test_epsilon_delta_claim_is_never_decided_by_the_gdp_bound():
+    """(ε, δ) claim ε = 1 for a Gaussian mechanism whose true μ is 2μ* (tight ε 2.155): at 5 000 trials the GDP
+    μ bound's ε exceeds 1 — it would refute a μ-GDP claim μ*, and the old rule, which put it in the verdict whenever
+    the TRUE μ was known, said "violation" — but it is no bound against an (ε, δ) claim; the Clopper–Pearson ε_lb
+    stays below 1, so the verdict is "consistent", decided by Clopper–Pearson at the whole confidence."""
+    scenario = gaussian_scenario(2 * MU_STAR, 1.0, 1, 1e-5, claimed_epsilon=1.0, name="eps_claim_gdp_would_exceed")
+    seed = _name_seed(scenario.name)
+    r = audit(scenario, 5000, seed=seed)
+    assert r.gdp_epsilon_lb > r.claimed_epsilon == 1.0 and r.gdp_mu_lb > MU_STAR
+    assert r.epsilon_lb <= r.claimed_epsilon
+    assert r.verdict == "consistent"
+    assert r.claim_type == "epsilon_delta" and r.verdict_bounds == (CLOPPER_PEARSON_EPSILON,)
+    assert r.decided_by == CLOPPER_PEARSON_EPSILON and r.margin == r.epsilon_lb - 1.0 <= 0
+    assert r.bound_confidence == 0.95 and r.false_alarm_probability == pytest.approx(0.05)
+    # the same mechanism and counts against the μ-GDP claim μ*: now the GDP bound may decide, and it does
+    gdp = dataclasses.replace(scenario, claimed_epsilon=None, claimed_mu=MU_STAR)
+    g = audit(gdp, 5000, seed=seed)
+    assert g.verdict == "violation" and g.decided_by == GDP_MU and g.margin == g.gdp_mu_lb - MU_STAR > 0
+    assert g.false_alarm_probability == pytest.approx(0.025)
+
+
+def test_too_small_gdp_claim_is_caught_by_the_gdp_bound():
+    """μ-GDP claim μ*/2 for the Gaussian mechanism with true μ = μ*: the GDP μ_lb exceeds the claimed μ."""
+    scenario = gaussian_scenario(1.0, 1.0 / MU_STAR, 1, 1e-5, claimed_mu=MU_STAR / 2, name="gdp_claim_too_small")
+    r = audit(scenario, 20_000, seed=_name_seed(scenario.name))
+    assert r.claim_type == "gdp" and r.claimed_mu == MU_STAR / 2
+    assert r.claimed_epsilon == gaussian_epsilon(1e-5, MU_STAR / 2)
+    assert r.verdict == "violation" and r.decided_by == GDP_MU
+    assert r.margin == r.gdp_mu_lb - MU_STAR / 2 > 0 and r.gdp_mu_lb <= scenario.mu
+    assert r.gdp_epsilon_lb > r.epsilon_lb and r.false_alarm_probability == pytest.approx(0.025)
+
+
+def test_verdict_never_reads_the_true_law():
+    """Replacing what is known about the true law (μ, tight ε) changes only the yardsticks."""
+    for scenario in (GAUSSIAN, gaussian_scenario(2 * MU_STAR, 1.0, 1, 1e-5, claimed_epsilon=1.0, name="truth")):
+        base = audit(scenario, 4000, seed=_name_seed("verdict_never_reads_the_true_law"))
+        for mu, tight in ((None, None), (5.0, 9.0)):
+            other = audit(dataclasses.replace(scenario, mu=mu, tight_epsilon=tight), 4000,
+                          seed=_name_seed("verdict_never_reads_the_true_law"))
+            for field in ("verdict", "decided_by", "margin", "false_alarm_probability", "bound_confidence",
+                          "epsilon_lb", "gdp_mu_lb", "counts", "gdp_counts", "claimed_epsilon", "claimed_mu"):
+                assert getattr(other, field) == getattr(base, field), field
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -370,6 +500,7 @@ def test_roc_is_the_counted_split_curve_and_not_part_of_equality():
     (lambda: gaussian_scenario(sensitivity=-1.0), "sensitivity"),
     (lambda: gaussian_scenario(dimension=0), "dimension"),
     (lambda: gaussian_scenario(delta=1.0), "delta"),
+    (lambda: gaussian_scenario(claimed_epsilon=-1.0), "claimed_epsilon"),
     (lambda: poisson_gaussian_scenario(0.0, 1.0), "q"),
     (lambda: poisson_gaussian_scenario(0.1, math.nan), "noise_std"),
     (lambda: GAUSSIAN.sample(np.random.default_rng(0), 3, 2), "which"),

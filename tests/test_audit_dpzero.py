@@ -125,6 +125,10 @@ def test_full_run_mu_is_sqrt_t_times_two_c_over_n_over_sigma():
     assert FULL.tight_epsilon <= setup.plan.epsilon_tight
     assert FULL.claimed_epsilon == setup.plan.epsilon_claimed == 2.0
     assert STEP.mu == pytest.approx(gaussian_mu(1.0, 1e-5), rel=1e-12) and STEP.tight_epsilon == pytest.approx(1.0)
+    # gdp_exact states μ-GDP: the claim is the plan's μ (rounded up), apart from the true μ of the pair
+    assert FULL.claim_type == STEP.claim_type == "gdp"
+    assert FULL.claimed_mu == setup.plan.mu_gdp and FULL.claimed_mu == pytest.approx(FULL.mu, rel=1e-12)
+    assert FULL.claimed_epsilon == pytest.approx(gaussian_epsilon(1e-5, FULL.claimed_mu), rel=1e-9)
 
 
 def test_full_batch_llr_is_the_exact_log_density_ratio_and_the_sign_statistic():
@@ -164,6 +168,7 @@ def test_lemma22_epsilon_is_never_below_the_tight_epsilon_up_to_80(mu, log_delta
 def test_lemma22_accountant_scenario_claims_the_target():
     scenario = dpzero_run_scenario(accountant="lemma22", backend="reference")
     assert scenario.claimed_epsilon == 2.0
+    assert scenario.claim_type == "epsilon_delta" and scenario.claimed_mu is None  # Lemma 2.2 states (ε, δ)
     assert scenario.mu == pytest.approx(0.2023936046, rel=1e-9)
     assert scenario.tight_epsilon == pytest.approx(0.735, abs=1e-3)  # dpzero.md §4, Lemma 2.2 slack
 
@@ -179,6 +184,7 @@ def test_poisson_llr_is_the_exact_mixture_log_density_ratio():
     want = np.log(dens_dp / dens_d).sum(axis=1)
     np.testing.assert_allclose(scenario.log_likelihood_ratio(x), want, rtol=1e-10, atol=1e-12)
     assert scenario.mu is None and scenario.claimed_epsilon == setup.plan.epsilon_claimed
+    assert scenario.claim_type == "epsilon_delta"  # RDP converted to (ε, δ): no μ-GDP claim
     pld = poisson_pld_epsilon(q, setup.plan.noise_multiplier, 4, 1e-5)
     assert scenario.tight_epsilon == pld
     assert pld is None or pld <= scenario.claimed_epsilon  # the RDP claim is an upper bound
@@ -257,6 +263,10 @@ def test_planted_full_run_is_caught_with_a_small_budget():
     assert result.verdict == "violation"
     assert result.counts.fp == result.counts.fn == 0  # perfectly separated
     assert result.epsilon_lb > 1.5 * result.claimed_epsilon and result.claimed_epsilon == 2.0
+    # the plan's claim (gdp_exact: μ-GDP) is its twin's; both of its bounds refute it, the GDP one by more
+    twin_claim = TWINS["noise_from_direction_seed_full_run"][0]().claim
+    assert result.claim_type == twin_claim.kind == "gdp" and result.claimed_mu == twin_claim.mu
+    assert result.decided_by == "gdp_mu" and result.margin == result.gdp_mu_lb - result.claimed_mu > 0
     scores = [direction_seed_run_attack()(direction_seed_run_scenario().sample(np.random.default_rng(w), 3, w))
               for w in (0, 1)]
     np.testing.assert_allclose(scores[0], -1.0, rtol=0, atol=1e-12)  # ∓T·C/n
@@ -281,8 +291,18 @@ def test_full_run_audit_is_consistent_and_an_underclaim_is_a_violation():
     assert result.verdict == "consistent"
     assert result.epsilon_lb <= result.tight_epsilon and result.gdp_mu_lb <= FULL.mu
     assert result.known_law_oracle_epsilon_lb is not None  # μ-GDP with its likelihood ratio
-    underclaimed = dataclasses.replace(FULL, name="dpzero-full-run-underclaimed", claimed_epsilon=0.1)
-    assert audit(underclaimed, 2000, seed=3).verdict == "violation"
+    assert result.claim_type == "gdp" and result.decided_by in ("clopper_pearson_epsilon", "gdp_mu")
+    # an (ε, δ) underclaim is refuted by Clopper–Pearson (the only bound valid against it), a μ-GDP underclaim too
+    underclaimed = dataclasses.replace(FULL, name="dpzero-full-run-underclaimed", claimed_epsilon=0.1, claimed_mu=None)
+    r = audit(underclaimed, 2000, seed=3)
+    assert r.verdict == "violation" and r.decided_by == "clopper_pearson_epsilon" and r.margin > 0
+    gdp_underclaimed = dataclasses.replace(FULL, name="dpzero-full-run-gdp-underclaimed", claimed_epsilon=None,
+                                           claimed_mu=0.1)
+    r = audit(gdp_underclaimed, 2000, seed=3)
+    # both bounds are valid against it (each at 0.975); at 2 000 trials the Clopper–Pearson one is the stronger
+    assert r.verdict == "violation" and r.verdict_bounds == ("clopper_pearson_epsilon", "gdp_mu") and r.margin > 0
+    with pytest.raises(ValueError, match="claimed_epsilon"):  # ε alone would contradict the μ-GDP claim
+        dataclasses.replace(FULL, claimed_epsilon=0.1)
 
 
 def test_registry_builds_deferred_entries_once_on_first_use():

@@ -245,6 +245,7 @@ def test_planted_leak_is_a_violation_named_by_its_feature(variant, feature, file
     result = outcome.result
     assert result.verdict == "violation", (variant, outcome.selection)
     assert result.epsilon_lb > result.claimed_epsilon == 1.0 and result.counts.fp == result.counts.fn == 0
+    assert result.decided_by == "clopper_pearson_epsilon" and result.margin == result.epsilon_lb - 1.0
     assert outcome.selection.name.startswith(feature) and file in outcome.selection.files
     assert outcome.selection.ks == 1.0
 
@@ -285,6 +286,7 @@ def test_registered_scenarios_planted_leaks_and_twins():
     scenario = SCENARIOS["dpzero-published"]
     assert isinstance(scenario, Scenario) and scenario.name == "dpzero-published"
     assert scenario.mu is None and scenario.claimed_epsilon == 1.0 and scenario.delta == 1e-5
+    assert scenario.claim_type == "epsilon_delta" and scenario.claimed_mu is None  # the run's (ε, δ) target
     assert set(planted.PUBLISHED_PLANTED) == set(PUBLISHED_BUILTINS) - {"dpzero-published"}
     for name, (variant, twin) in planted.PUBLISHED_PLANTED.items():
         factory, attack, budget = planted.PLANTED[name]

@@ -66,6 +66,10 @@ def test_tree_builtin_is_calibrated_to_epsilon_one():
     # the accountant's count ⌊log2 16⌋ + 1 = 5 is exact at q = 1, so claim and truth agree
     assert TREE.claimed_epsilon == pytest.approx(TREE.tight_epsilon, rel=1e-9)
     assert TREE.delta == 1e-5
+    # the claim is μ-GDP with the accountant's μ = √(⌊log2 T⌋ + 1)/σ (Thm 4.3, exact version)
+    assert TREE.claim_type == "gdp"
+    assert TREE.claimed_mu == pytest.approx(math.sqrt(5) / _tree_builtin_sigma(), rel=1e-12)
+    assert TREE.claimed_epsilon == gaussian_epsilon(1e-5, TREE.claimed_mu)
 
 
 def _tree_builtin_sigma():
@@ -75,6 +79,7 @@ def _tree_builtin_sigma():
 def test_tree_non_worst_leaf_claim_exceeds_truth():
     s = tree_prefix_scenario(16, 3.0, 1e-5, leaf=6)  # c_6(16) = 3 < 5
     assert s.mu == pytest.approx(math.sqrt(3) / 3.0, rel=1e-12)
+    assert s.claim_type == "gdp" and s.claimed_mu == pytest.approx(math.sqrt(5) / 3.0, rel=1e-12)  # not the true μ
     assert s.tight_epsilon == pytest.approx(gaussian_epsilon(1e-5, math.sqrt(3) / 3.0), rel=1e-12)
     assert s.claimed_epsilon == pytest.approx(gaussian_epsilon(1e-5, math.sqrt(5) / 3.0), rel=1e-12)
     assert s.claimed_epsilon > s.tight_epsilon
@@ -163,6 +168,8 @@ def test_zeroth_order_builtin_mu_and_epsilon():
     assert ZO.mu == pytest.approx(2 * 1.0 / (10 * sigma), rel=1e-12)
     assert ZO.tight_epsilon == pytest.approx(1.0, abs=1e-9)
     assert ZO.claimed_epsilon == pytest.approx(ZO.tight_epsilon, rel=1e-12)
+    # the gdp_exact accounting states μ = (2C/n)/σ: a μ-GDP claim
+    assert ZO.claim_type == "gdp" and ZO.claimed_mu == pytest.approx(2 * 1.0 / (10 * sigma), rel=1e-12)
     s = zeroth_order_scenario(3, 0.5, 1e-6, n=4, clip_threshold=0.7)
     assert s.mu == pytest.approx(2 * 0.7 / (4 * 0.5), rel=1e-12)
     assert s.tight_epsilon == pytest.approx(gaussian_epsilon(1e-6, 2 * 0.7 / (4 * 0.5)), rel=1e-12)
@@ -220,6 +227,8 @@ def test_builders_validate_parameters():
 def test_audit_200k_is_consistent_and_nearly_tight(scenario):
     r = audit(scenario, 200_000, seed=2026)
     assert r.verdict == "consistent"
+    assert r.claim_type == "gdp" and r.verdict_bounds == ("clopper_pearson_epsilon", "gdp_mu")
+    assert r.decided_by in r.verdict_bounds and r.margin <= 0
     assert r.epsilon_lb <= r.tight_epsilon
     assert r.gdp_mu_lb <= scenario.mu
     assert 0.8 <= r.gdp_epsilon_lb <= r.tight_epsilon

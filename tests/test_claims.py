@@ -1,21 +1,30 @@
 """Every claim holds on reference and fast; every mutant of every claim is rejected on both.
 
-This is the suite's own guarantee that no check is vacuous: a claim whose mutant passes is a defect.
+This is the suite's own guarantee that no check is vacuous: a claim whose mutant passes is a defect. A
+statistical claim (one whose check reports a p-value) states its power (``mde_target``, enforced by the runner,
+or a ``power_note``). Near-miss mutants that only the full budget can see are listed by their module in
+``FULL_BUDGET_MUTANTS`` ("claim.id:mutant") and run at the full budget here.
 """
+
+import importlib
 
 import pytest
 
-from proofs_checks.claim import ERRATUM, FAIL, PASS
-from proofs_checks.registry import load_claims
+from proofs_checks.claim import BORROWED, ERRATUM, FAIL, PASS
+from proofs_checks.registry import claim_modules, load_claims
 from proofs_checks.runner import run_claim
 from proofs_checks.subjects import fast_subject, reference_subject
 
 CLAIMS = load_claims()
 SUBJECTS = {"reference": reference_subject(), "fast": fast_subject()}
+FULL_BUDGET_MUTANTS = {entry for module in claim_modules()
+                       for entry in getattr(importlib.import_module(module), "FULL_BUDGET_MUTANTS", ())}
 
 
-def _expected(claim):
-    return ERRATUM if claim.erratum else PASS
+def _expected(claim, subject):
+    if claim.erratum:
+        return ERRATUM
+    return BORROWED if subject.borrowed and set(claim.requires) <= set(subject.borrowed) else PASS
 
 
 @pytest.mark.parametrize("subject_name", sorted(SUBJECTS))
@@ -25,10 +34,13 @@ def test_claim_holds(claim, subject_name):
     if not claim.applies_to(subject):
         pytest.skip(f"{claim.id} does not apply to {subject_name}")
     row = run_claim(claim, subject, "quick")
-    assert row["verdict"] == _expected(claim), row["detail"]
+    assert row["verdict"] == _expected(claim, subject), row["detail"]
+    if row["p_value"] is not None:
+        assert claim.mde_target is not None or claim.power_note, f"{claim.id} is statistical but states no power"
 
 
-MUTANT_CASES = [(c, m) for c in CLAIMS for m in c.mutants]
+MUTANT_CASES = [(c, m) for c in CLAIMS for m in c.mutants if f"{c.id}:{m.name}" not in FULL_BUDGET_MUTANTS]
+FULL_CASES = [(c, m) for c in CLAIMS for m in c.mutants if f"{c.id}:{m.name}" in FULL_BUDGET_MUTANTS]
 
 
 @pytest.mark.parametrize("subject_name", sorted(SUBJECTS))
@@ -54,3 +66,16 @@ def test_every_claim_applies_to_reference_or_is_a_backend_claim():
     for claim in CLAIMS:
         assert claim.applies_to(SUBJECTS["reference"]) or claim.kind == "backend", claim.id
         assert claim.applies_to(SUBJECTS["fast"]), claim.id
+
+
+def test_full_budget_mutants_name_real_mutants():
+    known = {f"{c.id}:{m.name}" for c in CLAIMS for m in c.mutants}
+    assert FULL_BUDGET_MUTANTS <= known, sorted(FULL_BUDGET_MUTANTS - known)
+
+
+@pytest.mark.parametrize("claim, mutant", FULL_CASES, ids=[f"{c.id}-{m.name}" for c, m in FULL_CASES])
+def test_near_miss_mutant_rejected_at_full_budget(claim, mutant):
+    """On fast only: the full budget on the reference takes minutes per claim; the reference's own
+    full-budget runs are in the calibration and power tables (docs/power.md)."""
+    row = run_claim(claim, mutant.apply(SUBJECTS["fast"]), "full")
+    assert row["verdict"] == FAIL, f"mutant {mutant.name} not rejected at full: {row['verdict']} {row['detail']}"

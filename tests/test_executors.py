@@ -96,6 +96,19 @@ def test_audit_sharded_serial_equals_audit(shards, trials, strategy):
         assert got.threshold_strategy == strategy
         # the known-law oracle exists exactly for the μ-GDP scenario audited with its likelihood ratio
         assert (got.known_law_oracle_epsilon_lb is None) == (SCENARIOS[name].mu is None)
+        # the Bonferroni split follows the claim (gaussian: μ-GDP, two verdict bounds; poisson_gaussian: (ε, δ))
+        assert got.bound_confidence == pytest.approx(0.975 if SCENARIOS[name].claim_type == "gdp" else 0.95)
+
+
+def test_audit_sharded_follows_the_claim_not_the_true_law():
+    """An (ε, δ) claim on a scenario whose true μ is known: one verdict bound at the whole confidence, the same
+    verdict and deciding bound as ``audit``."""
+    scenario = gaussian_scenario(1.0, 2.0, 1, 1e-5, claimed_epsilon=0.5, name="eps_claim_known_mu")
+    want = audit(scenario, 3000, seed=6, shards=3)
+    got = audit_sharded(scenario, 3000, seed=6, shards=3)
+    assert got == want and got.claim_type == "epsilon_delta" and got.bound_confidence == 0.95
+    assert got.verdict_bounds == ("clopper_pearson_epsilon",) == (got.decided_by,)
+    assert got.known_law_oracle_epsilon_lb is not None  # the true μ still feeds the yardstick
 
 
 def test_audit_sharded_defaults_to_the_grid_and_passes_grid_size_and_fraction():

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from empirical_dp.planted import (
+    CLIPPED_MEAN_BUDGET,
     PUBLISHED_PLANTED,
     PLANTED,
     TWINS,
@@ -28,14 +29,31 @@ from reference.fast.rdp import DEFAULT_ORDERS, rdp_poisson_gaussian
 MU_AT_EPS_1 = gaussian_mu(1.0, 1e-5)
 
 
+#: The claim each planted bug states (its twin states the same): (ε, δ) unless its accountant states μ-GDP.
+CLAIM_TYPES = {
+    "noise_halved": "epsilon_delta",
+    "sensitivity_c_over_n": "epsilon_delta",
+    "poisson_accounted_shuffle_run": "epsilon_delta",
+    "noise_from_direction_seed": "epsilon_delta",
+    "noise_from_direction_seed_full_run": "gdp",  # the gdp_exact plan of dpzero-full-run
+    **{name: "epsilon_delta" for name in PUBLISHED_PLANTED},
+}
+
+
 @pytest.mark.parametrize("name", sorted(PLANTED))
 def test_planted_bug_is_a_violation_at_its_budget(name):
     result = audit_planted(name, seed=0)
     assert result.trials == PLANTED[name][2]
     assert result.verdict == "violation"
-    # the GDP bound enters the verdict only for scenarios declared μ-GDP
-    gdp_counts = PLANTED[name][0]().mu is not None
-    assert result.epsilon_lb > result.claimed_epsilon or (gdp_counts and result.gdp_epsilon_lb > result.claimed_epsilon)
+    # decided by a bound valid for the bug's claim: Clopper–Pearson alone against (ε, δ)
+    assert result.claim_type == CLAIM_TYPES[name]
+    assert result.decided_by in result.verdict_bounds and result.margin > 0
+    if result.claim_type == "epsilon_delta":
+        assert result.verdict_bounds == ("clopper_pearson_epsilon",)
+        assert result.decided_by == "clopper_pearson_epsilon"
+        assert result.margin == result.epsilon_lb - result.claimed_epsilon > 0
+    else:
+        assert result.gdp_mu_lb > result.claimed_mu or result.epsilon_lb > result.claimed_epsilon
 
 
 @pytest.mark.parametrize("name", sorted(TWINS))
@@ -44,6 +62,31 @@ def test_correct_twin_is_consistent(name):
     assert result.trials == TWINS[name][2]
     assert result.verdict == "consistent"
     assert result.epsilon_lb <= result.claimed_epsilon
+    assert result.claim_type == CLAIM_TYPES[name] and result.margin <= 0
+
+
+def test_bugs_and_twins_state_the_same_claim():
+    for name in set(PLANTED) - set(PUBLISHED_PLANTED):
+        bug, twin = PLANTED[name][0](), TWINS[name][0]()
+        assert bug.claim_type == twin.claim_type == CLAIM_TYPES[name], name
+        assert bug.claimed_epsilon == pytest.approx(twin.claimed_epsilon, rel=1e-12), name
+        assert bug.claimed_mu == twin.claimed_mu, name
+
+
+def test_clipped_mean_bugs_are_caught_by_clopper_pearson_at_the_quick_confidence():
+    """Bugs 1 and 2 claim (ε, δ) = (1, 1e-5) only; their true μ-GDP (2μ*) feeds the yardsticks, never the verdict.
+    At the quick audits' confidence 1 − 1e-6 the Clopper–Pearson ε_lb refutes the claim at their budget."""
+    for name in ("noise_halved", "sensitivity_c_over_n"):
+        assert PLANTED[name][2] == TWINS[name][2] == CLIPPED_MEAN_BUDGET
+        result = audit_planted(name, seed=0, confidence=1 - 1e-6)
+        assert result.verdict == "violation" and result.decided_by == "clopper_pearson_epsilon"
+        assert result.epsilon_lb > 1.2 and result.false_alarm_probability == pytest.approx(1e-6)
+
+
+def test_a_planted_bug_is_missed_at_a_tiny_budget():
+    """Not caught with 2 000 trials: the audit says "consistent" (the CLI reports it as missed)."""
+    result = audit_planted("noise_halved", seed=0, trials=2000)
+    assert result.verdict == "consistent" and result.decided_by == "clopper_pearson_epsilon" and result.margin <= 0
 
 
 def test_registries_have_the_same_names_and_budgets():
@@ -61,6 +104,7 @@ def test_gaussian_bugs_double_mu_against_a_claim_of_one():
     for factory in (noise_halved_scenario, sensitivity_c_over_n_scenario):
         bug, twin = factory(), factory(buggy=False)
         assert bug.claimed_epsilon == twin.claimed_epsilon == 1.0
+        assert bug.claim_type == twin.claim_type == "epsilon_delta" and bug.claimed_mu is None  # μ: true law only
         assert bug.mu == pytest.approx(2 * MU_AT_EPS_1, rel=1e-12)
         assert twin.mu == pytest.approx(MU_AT_EPS_1, rel=1e-12)
         assert twin.tight_epsilon == pytest.approx(1.0, rel=1e-9)

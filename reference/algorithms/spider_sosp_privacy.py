@@ -102,17 +102,18 @@ def spider_sosp_sigma(
     """Tree noise σ of Liu–Talwar Algorithm 2 by one of the paper's rules (erratum spider_sosp.E3).
 
     rule:
-      * "gdp_exact" (our default, always private): σ = Δ_tree/μ*(ε, δ), Δ_tree = sbar·√(k_adj·L).
+      * "gdp_exact" (our default, always private): σ = Δ_tree/μ*(ε, δ), Δ_tree = sbar·√(k_adj·L), calibrated to
+        the upper bound ``spider_sosp_mu`` (exact in the Gaussian-DP profile, conservative in the sensitivity).
       * "thm2.2": Theorem 2.2, σ = 4·sbar·√(ln Σ · ln(1/δ))/ε with Σ = T (sufficient on the grid of tests/test_accounting_calibration.py).
       * "lemma3.7": Lemma 3.7, σ = (G/b + max‖g̃‖/b_t)·ln(1/δ)/ε with the paper's a-priori bounds
         G/b ≤ εα/√d and ‖g̃‖/b_t ≤ εα/√d; identical to "lemma3.8".
-      * "lemma3.8": Lemma 3.8, σ = 2 ln(1/δ)·α/√d. Not private under replace-one in the
-        privacy-dominated regime (fixture (1,1,1,1,100,1e5,0.1,1e-6): δ(ε) = 1.66e-4 > 1e-6).
+      * "lemma3.8": Lemma 3.8, σ = 2 ln(1/δ)·α/√d. Not certified under replace-one in the
+        privacy-dominated regime (fixture (1,1,1,1,100,1e5,0.1,1e-6): the upper bound gives δ(ε) = 1.66e-4 > 1e-6).
       * "thm3.11": Theorem 3.11, σ = α/√d, no ε or δ at all: **not private**; refused unless
         ``allow_nonprivate=True``.
     The problem constants and ``adjacency`` are those of ``spider_sosp_parameters``; tree_scope is
     "global" (one tree, k_adj = 2, spider_sosp.E5) or "segment" (a fresh tree per O1 segment, k_adj = 1). Use
-    ``spider_sosp_mu`` to see the true GDP μ of the σ returned.
+    ``spider_sosp_mu`` to see the upper bound on the GDP μ of the σ returned.
     """
     if rule not in SPIDER_SOSP_RULES:
         raise ValueError(f"rule must be one of {', '.join(SPIDER_SOSP_RULES)}, got {rule!r}")
@@ -148,11 +149,14 @@ def spider_sosp_sigma(
 def spider_sosp_mu(
     sigma, *, lipschitz, smoothness, loss_gap, d, n, epsilon, steps=None, adjacency="replace_one", tree_scope="global", c_alpha=1
 ):
-    """True GDP μ of Algorithm 2 with tree noise σ (Theorem 2.2, Lemma 3.7; errata spider_sosp.E1, spider_sosp.E5): μ = sbar·√(k_adj·L)/σ.
+    """An upper bound μ = sbar·√(k_adj·L)/σ on the Gaussian-DP μ of Algorithm 2 with tree noise σ (Theorem 2.2,
+    Lemma 3.7; errata spider_sosp.E1, spider_sosp.E5).
 
     The released stream is a post-processing of Gaussian node releases; one record moves k_adj
-    leaves (2 with one global tree, 1 with a tree per segment), each in L nodes. The run is
-    (ε, gaussian_delta(ε, μ))-DP for every ε.
+    leaves (2 with one global tree, 1 with a tree per segment), each in at most L nodes (the a-priori level
+    count; the exact participation count can be smaller), and the bound ignores cancellation between the
+    ancestors two changed leaves share. The run is (ε, gaussian_delta(ε, μ))-DP for every ε; the exact μ
+    can be smaller.
     """
     sigma = mp_positive("sigma", sigma)
     params = spider_sosp_parameters(

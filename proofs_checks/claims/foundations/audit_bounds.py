@@ -10,10 +10,15 @@ An audit of DPZero's scalar release is only as good as the confidence its lower 
 * coverage of the one-run bound (Steinke–Nasr–Jagielski 2023) on randomized response of known ε.
 
 Coverage is tested with an exact binomial test of H0: P[bound > truth] ≤ 1 − confidence on R independent
-audits. A correct bound usually exceeds far less often than declared (Bonferroni, Clopper–Pearson
-conservatism), so these checks reject only bounds that over-claim: a bound that *forgets the Bonferroni split*
-still covers (each rate's error alone is rarely enough, the two rarely line up) and is caught by the ceiling
-claim instead. The subjects are pure functions of the counts, so each distinct count (pair) is evaluated once.
+audits; the relative MDE is the detectable excess of the exceedance rate over the declared 1 − confidence,
+divided by 1 − confidence. A correct bound usually exceeds far less often than declared (Bonferroni,
+Clopper–Pearson conservatism), so these checks reject only bounds that over-claim: a bound that *forgets the
+Bonferroni split* still covers (each rate's error alone is rarely enough, the two rarely line up) and is caught
+by the ceiling claim instead. For the same reason the near-miss mutants (an exceedance rate about twice the
+full-budget MDE above the declared one) compute the bound at a confidence well below the claimed 0.95; their
+exceedance rates in each design are computed exactly (sums over the binomial laws of the counts). The threshold
+audits draw their error counts from their exact binomial laws; the subjects are pure functions of the counts, so
+each distinct count (pair) is evaluated once.
 """
 
 from __future__ import annotations
@@ -25,11 +30,21 @@ from scipy import optimize
 from scipy.special import expit
 from scipy.stats import binom, norm
 
-from proofs_checks.authoring import POWER, Claim, TestResult, combine, decide, deterministic, rebind, substitute
+from proofs_checks.authoring import (
+    POWER,
+    Claim,
+    MdeTarget,
+    TestResult,
+    combine,
+    decide,
+    deterministic,
+    rebind,
+    substitute,
+)
 
 CONFIDENCE = 0.95  # the audits' joint confidence; declared exceedance rate 1 − CONFIDENCE
 LOCATION = "audit of the Gaussian mechanism (Lemma 2.2; Algorithm 2 line 6)"
-_BLOCK = 10_000  # repetitions simulated at a time
+_BLOCK = 10_000  # one-run repetitions simulated at a time
 
 
 # --- statistics ------------------------------------------------------------------------------------
@@ -51,19 +66,23 @@ def _exceedance_test(exceedances: int, repetitions: int, declared_rate: float, l
                       mde_unit=f"exceedance rate above the declared {declared_rate:g}")
 
 
-def _coverage_part(bound_of, count_pairs, truth, ctx, label):
-    """Evidence that P[bound_of(pair) > truth] ≤ 1 − CONFIDENCE over the simulated count pairs."""
-    values = {}
-    for pair in set(count_pairs):
-        value = float(bound_of(*pair))
+def _coverage_part(bound_of, arguments, truth, ctx, label):
+    """Evidence that P[bound_of(*row) > truth] <= 1 − CONFIDENCE over the simulated rows of ``arguments`` (an
+    (R, k) integer array, one audit per row). The relative MDE is the detectable excess of the exceedance rate
+    over the declared 1 − CONFIDENCE, divided by 1 − CONFIDENCE."""
+    rows, counts = np.unique(np.asarray(arguments, dtype=np.int64), axis=0, return_counts=True)
+    exceedances, worst = 0, -math.inf
+    for row, count in zip(rows, counts):
+        value = float(bound_of(*(int(a) for a in row)))
         if math.isnan(value):
-            return deterministic(False, detail=f"{label}: the bound is NaN at counts {pair}", counterexample=pair)
-        values[pair] = value
-    exceedances = sum(values[pair] > truth for pair in count_pairs)
-    test = _exceedance_test(exceedances, len(count_pairs), 1 - CONFIDENCE, ctx.level)
-    worst = max(values.values())
-    return decide(test, ctx, bound=1 - CONFIDENCE,
-                  detail=f"{label}: {exceedances}/{len(count_pairs)} bounds above the truth {truth:.6g} "
+            return deterministic(False, detail=f"{label}: the bound is NaN at counts {tuple(row)}",
+                                 counterexample=tuple(int(a) for a in row))
+        worst = max(worst, value)
+        exceedances += int(count) if value > truth else 0
+    repetitions = int(counts.sum())
+    test = _exceedance_test(exceedances, repetitions, 1 - CONFIDENCE, ctx.level)
+    return decide(test, ctx, bound=1 - CONFIDENCE, scale=1 - CONFIDENCE,
+                  detail=f"{label}: {exceedances}/{repetitions} bounds above the truth {truth:.6g} "
                          f"(largest bound {worst:.6g})")
 
 
@@ -77,19 +96,14 @@ def _gaussian_epsilon(mu: float, delta: float) -> float:
     return optimize.brentq(excess, 0.0, 50.0, xtol=1e-14, rtol=1e-15)
 
 
-def _threshold_counts(rng, mu: float, threshold: float, trials: int, repetitions: int) -> list[tuple[int, int]]:
-    """(false positives, false negatives) of the test "say D' when x > threshold" in each repetition:
-    ``trials`` draws of N(0, 1) (dataset D, negatives) and of N(μ, 1) (D', positives)."""
-    pairs = []
-    for start in range(0, repetitions, _BLOCK):  # blocks keep the full budget's memory small
-        rows = min(_BLOCK, repetitions - start)
-        negatives = rng.standard_normal((rows, trials))
-        positives = mu + rng.standard_normal((rows, trials))
-        false_positives = np.count_nonzero(negatives > threshold, axis=1)
-        false_negatives = np.count_nonzero(positives <= threshold, axis=1)
-        pairs += [(int(a), int(b)) for a, b in zip(false_positives, false_negatives)]
-    return pairs
-
+def _threshold_counts(rng, mu: float, threshold: float, trials: int, repetitions: int) -> np.ndarray:
+    """(R, 2) array of (false positives, false negatives) of the test "say D' when x > threshold" in each of R
+    repetitions with ``trials`` draws of N(0, 1) (dataset D, negatives) and of N(μ, 1) (D', positives): drawn
+    as their exact law, independent Binomial(trials, P[N(0, 1) > threshold]) and Binomial(trials,
+    P[N(μ, 1) <= threshold]) counts (the same law as thresholding the draws, a hundred times cheaper)."""
+    false_positives = rng.binomial(trials, norm.sf(threshold), repetitions)
+    false_negatives = rng.binomial(trials, norm.cdf(threshold - mu), repetitions)
+    return np.stack([false_positives, false_negatives], axis=1)
 
 
 # --- what the broken bounds compute from the rates (mutants) -------------------------------------------
@@ -124,31 +138,40 @@ def _wald_rates(call) -> tuple[float, float]:
 
 # --- Lemma 2.2; Algorithm 2 line 6: the Clopper–Pearson ε bound covers ------------------------------
 
-EPS_MU, EPS_DELTA, EPS_TRIALS = 1.0, 0.01, 300
+EPS_MU, EPS_DELTA = 1.0, 0.01
+#: Trials per side: sparse (≈ 0.7 false positives expected, where normal approximations of the rates break
+#: down) and dense (≈ 4.7; enough distinct counts for the exceedance rate to move in small steps).
+EPS_TRIALS = (300, 2_000)
+#: The near miss computes the bound at confidence 0.69 while claiming 0.95. In the dense design its exceedance
+#: rate is 0.0574 (exact: a sum over the binomial laws of the two counts), 2.1 times the full-budget MDE 0.0035
+#: above the declared 0.05; the correct bound's is 0.0027 (and ~1e-6 in the sparse design). A slighter
+#: miscalibration (0.90 for 0.95: 0.0083) still covers here: Bonferroni and Clopper–Pearson leave the bound
+#: conservative by a factor of about 20.
+EPS_NEAR_MISS_CONFIDENCE = 0.69
 
 
 def _check_cp_coverage(subject, ctx):
-    repetitions = ctx.budget.pick(quick=10_000, full=100_000)
+    repetitions = ctx.budget.pick(quick=40_000, full=160_000)
     truth = _gaussian_epsilon(EPS_MU, EPS_DELTA)
     # The likelihood-ratio test at ratio e^ε (threshold ε/μ + μ/2) attains ε(δ) exactly, so the bound's only
-    # slack is its confidence: a bound without it exceeds about half the time. Few false positives (≈ 0.7
-    # expected) is where normal approximations of the rates break down.
+    # slack is its confidence: a bound without it exceeds about half the time.
     threshold = truth / EPS_MU + EPS_MU / 2
-    sub = ctx.split(2)
+    sub = ctx.split(2 * len(EPS_TRIALS))
     parts = []
-    for swapped in (False, True):
-        rng = ctx.generator("cp", "mirrored" if swapped else "direct")
-        pairs = _threshold_counts(rng, EPS_MU, threshold, EPS_TRIALS, repetitions)
-        if swapped:  # the mirrored test (x ↦ μ − x) of the mirrored pair: the bound's second term is the active one
-            pairs = [(b, a) for a, b in pairs]
+    for trials in EPS_TRIALS:
+        for swapped in (False, True):
+            rng = ctx.generator("cp", trials, "mirrored" if swapped else "direct")
+            pairs = _threshold_counts(rng, EPS_MU, threshold, trials, repetitions)
+            if swapped:  # the mirrored test (x ↦ μ − x) of the mirrored pair: the bound's second term is active
+                pairs = pairs[:, ::-1]
 
-        def bound_of(false_positives, false_negatives):
-            return subject.epsilon_lower_bound(false_positives, EPS_TRIALS, false_negatives, EPS_TRIALS, EPS_DELTA,
-                                               CONFIDENCE)
+            def bound_of(false_positives, false_negatives, trials=trials):
+                return subject.epsilon_lower_bound(false_positives, trials, false_negatives, trials, EPS_DELTA,
+                                                   CONFIDENCE)
 
-        label = (f"mu={EPS_MU:g}, delta={EPS_DELTA:g}, N={EPS_TRIALS}, threshold {threshold:.4g}"
-                 + (", mirrored" if swapped else ""))
-        parts.append(_coverage_part(bound_of, pairs, truth, sub, label))
+            label = (f"mu={EPS_MU:g}, delta={EPS_DELTA:g}, N={trials}, threshold {threshold:.4g}"
+                     + (", mirrored" if swapped else ""))
+            parts.append(_coverage_part(bound_of, pairs, truth, sub, label))
     return combine(parts, ctx)
 
 
@@ -158,8 +181,9 @@ CP_BOUND_COVERAGE = Claim(
     location=LOCATION,
     statement="The (eps, delta) lower bound of one fixed threshold test (Clopper-Pearson upper bounds on FPR and "
               "FNR, Bonferroni over the two) exceeds the true eps(delta) of the mechanism with probability at "
-              "most 1 - confidence; simulated on N(0,1) vs N(1,1), delta = 0.01, N = 300 per side, the "
-              "likelihood-ratio threshold, confidence 0.95.",
+              "most 1 - confidence; simulated on N(0,1) vs N(1,1), delta = 0.01, N = 300 and 2000 per side, the "
+              "likelihood-ratio threshold, confidence 0.95 (exact binomial test; MDE relative to the declared "
+              "exceedance rate 0.05).",
     kind="monte_carlo",
     requires=("epsilon_lower_bound",),
     check=_check_cp_coverage,
@@ -171,17 +195,26 @@ CP_BOUND_COVERAGE = Claim(
         substitute("wald_interval", "normal-approximation (Wald) upper bounds on the rates instead of "
                    "Clopper–Pearson (0 false positives give FPR_u = 0)", "epsilon_lower_bound",
                    lambda call: _epsilon_from_rates(*_wald_rates(call), call.delta)),
+        rebind("confidence_too_low", f"computed at confidence {EPS_NEAR_MISS_CONFIDENCE} while 0.95 is claimed "
+               "(near miss: exceedance 0.0574 at N = 2000)", "epsilon_lower_bound",
+               confidence=EPS_NEAR_MISS_CONFIDENCE),
     ),
+    mde_target=MdeTarget(quick=0.35, full=0.10),
 )
 
 
 # --- Lemma 2.2; Algorithm 2 line 6: the μ-GDP bound covers ------------------------------------------
 
 GDP_MU, GDP_THRESHOLD, GDP_TRIALS = 1.0, 2.5, 200
+#: The near miss computes the bound at confidence 0.445 while claiming 0.95. In this design its exceedance rate
+#: is 0.0538 (exact; the few distinct counts make it a step function of the confidence, whose steps around 0.05
+#: are 0.0357, 0.0538 and 0.0766), 2.0 times the full-budget MDE 0.0019 above the declared 0.05; the correct
+#: bound's is 1.5e-9.
+GDP_NEAR_MISS_CONFIDENCE = 0.445
 
 
 def _check_gdp_coverage(subject, ctx):
-    repetitions = ctx.budget.pick(quick=10_000, full=100_000)
+    repetitions = ctx.budget.pick(quick=130_000, full=520_000)
     # Every threshold test of N(0, 1) vs N(μ, 1) lies on the GDP trade-off curve: Φ⁻¹(1 − FPR) − Φ⁻¹(FNR) = μ
     # exactly, so again the only slack is the confidence. Threshold 2.5: ≈ 1.2 false positives expected.
     sub = ctx.split(2)
@@ -190,7 +223,7 @@ def _check_gdp_coverage(subject, ctx):
         rng = ctx.generator("gdp", "mirrored" if swapped else "direct")
         pairs = _threshold_counts(rng, GDP_MU, GDP_THRESHOLD, GDP_TRIALS, repetitions)
         if swapped:
-            pairs = [(b, a) for a, b in pairs]
+            pairs = pairs[:, ::-1]
 
         def bound_of(false_positives, false_negatives):
             return subject.gdp_mu_lower_bound(false_positives, GDP_TRIALS, false_negatives, GDP_TRIALS, CONFIDENCE)
@@ -206,7 +239,8 @@ GDP_BOUND_COVERAGE = Claim(
     location=LOCATION,
     statement="The mu-GDP lower bound Phi^-1(1 - FPR_u) - Phi^-1(FNR_u) of one fixed threshold test exceeds the "
               "true mu with probability at most 1 - confidence; simulated on N(0,1) vs N(1,1), threshold 2.5, "
-              "N = 200 per side, confidence 0.95.",
+              "N = 200 per side, confidence 0.95 (exact binomial test; MDE relative to the declared exceedance "
+              "rate 0.05).",
     kind="monte_carlo",
     requires=("gdp_mu_lower_bound",),
     check=_check_gdp_coverage,
@@ -217,7 +251,11 @@ GDP_BOUND_COVERAGE = Claim(
                                                call.false_negatives / call.positives)),
         substitute("wald_interval", "normal-approximation (Wald) upper bounds on the rates instead of "
                    "Clopper–Pearson", "gdp_mu_lower_bound", lambda call: _mu_from_rates(*_wald_rates(call))),
+        rebind("confidence_too_low", f"computed at confidence {GDP_NEAR_MISS_CONFIDENCE} while 0.95 is claimed "
+               "(near miss: exceedance 0.0538 here)", "gdp_mu_lower_bound",
+               confidence=GDP_NEAR_MISS_CONFIDENCE),
     ),
+    mde_target=MdeTarget(quick=0.35, full=0.10),
 )
 
 
@@ -327,20 +365,26 @@ def _one_run_correct_counts(rng, epsilon: float, canaries: int, guesses: int, re
     return np.concatenate(counts)
 
 
+#: The near miss computes the bound at confidence 0.90 while claiming 0.95. Its exceedance rate is 0.0623 at
+#: r = 60 (exact: P[W >= 57], W ~ Binomial(60, e^2/(1 + e^2)); 0.0222 at r = 30, as for the correct bound), 2.5
+#: times the full-budget MDE 0.0049 above the declared 0.05; the quick budget (MDE 0.0099) rejects it with
+#: probability 0.996. W is discrete, so no confidence gives an exceedance between 0.0205 and 0.0623 at r = 60.
+ONE_RUN_NEAR_MISS_CONFIDENCE = 0.90
+
+
 def _check_one_run_coverage(subject, ctx):
-    repetitions = ctx.budget.pick(quick=20_000, full=200_000)
+    repetitions = ctx.budget.pick(quick=20_000, full=80_000)
     sub = ctx.split(len(ONE_RUN_SETTINGS))
     parts = []
     for canaries, guesses, delta in ONE_RUN_SETTINGS:
         counts = _one_run_correct_counts(ctx.generator("one_run", canaries, guesses), ONE_RUN_EPSILON, canaries,
                                          guesses, repetitions)
-        pairs = [(int(w), 0) for w in counts]
 
-        def bound_of(correct, _unused):
+        def bound_of(correct):
             return subject.one_run_epsilon_lower_bound(correct, guesses, delta, CONFIDENCE, canaries)
 
         label = f"randomized response eps={ONE_RUN_EPSILON:g}, m={canaries}, r={guesses}, delta={delta:g}"
-        parts.append(_coverage_part(bound_of, pairs, ONE_RUN_EPSILON, sub, label))
+        parts.append(_coverage_part(bound_of, counts[:, None], ONE_RUN_EPSILON, sub, label))
     return combine(parts, ctx)
 
 
@@ -350,7 +394,8 @@ ONE_RUN_COVERAGE = Claim(
     location=LOCATION + "; one-run audit (Steinke-Nasr-Jagielski 2023, Thm 3)",
     statement="The one-run eps lower bound exceeds the true eps of the mechanism with probability at most "
               "1 - confidence; simulated on randomized response of each canary's bit (eps = 2, m = 60 "
-              "canaries; r = 30 guesses with delta = 0, and r = 60 with delta = 1e-4), confidence 0.95.",
+              "canaries; r = 30 guesses with delta = 0, and r = 60 with delta = 1e-4), confidence 0.95 (exact "
+              "binomial test; MDE relative to the declared exceedance rate 0.05).",
     kind="monte_carlo",
     requires=("one_run_epsilon_lower_bound",),
     check=_check_one_run_coverage,
@@ -361,5 +406,16 @@ ONE_RUN_COVERAGE = Claim(
                    lambda call: call.original(correct=min(call.correct + 1, call.guesses))),
         rebind("alpha_for_confidence", "rejects (eps, delta)-DP when p <= confidence instead of p <= 1 - "
                "confidence", "one_run_epsilon_lower_bound", confidence=lambda confidence: 1 - confidence),
+        rebind("confidence_too_low", f"computed at confidence {ONE_RUN_NEAR_MISS_CONFIDENCE} while 0.95 is claimed "
+               "(near miss: exceedance 0.0623 at r = 60)", "one_run_epsilon_lower_bound",
+               confidence=ONE_RUN_NEAR_MISS_CONFIDENCE),
     ),
+    mde_target=MdeTarget(quick=0.35, full=0.10),
+)
+
+
+#: Near misses whose quick-budget rejection is not all but certain (power 0.94 and 0.89 at quick): run at full.
+FULL_BUDGET_MUTANTS = (
+    "dpzero.audit.cp_bound_coverage:confidence_too_low",
+    "dpzero.audit.gdp_bound_coverage:confidence_too_low",
 )

@@ -28,6 +28,7 @@ from proofs_checks.authoring import (
     on_output,
     reference_subject,
     rounding_gamma,
+    sometimes_nan,
     substitute,
 )
 from reference.precision import to_mp, working_precision
@@ -111,6 +112,7 @@ CLIPPED_MEAN = Claim(
     check=_check_clipped_mean,
     mutants=(
         on_output("divides_by_n_minus_1", "normalises by n - 1", "clipped_mean", _divided_by_n_minus_1),
+        sometimes_nan("clipped_mean"),
     ),
     applies_to_reference=False,
 )
@@ -167,6 +169,17 @@ def _check_samplers(subject, ctx):
     return combine(parts, ctx)
 
 
+def _radii_drawn_first(call):
+    uniforms = call.rng.random(call.shape)
+    g = call.rng.standard_normal((*call.shape, call.d))
+    return g / np.linalg.norm(g, axis=-1, keepdims=True) * (call.radius * uniforms ** (1.0 / call.d))[..., None]
+
+
+def _column_major(call):
+    g = call.rng.standard_normal((call.d, *call.shape))
+    return np.moveaxis(g, 0, -1)
+
+
 SAMPLERS = Claim(
     id="zo_o2nc.backend.samplers",
     paper="zo_o2nc",
@@ -181,6 +194,10 @@ SAMPLERS = Claim(
     mutants=(
         on_output("rows_reversed", "consumes the draws in another order", "sample_sphere",
                   lambda directions, call: np.asarray(directions)[::-1]),
+        substitute("radii_drawn_first", "draws the radii U before the Gaussian directions (schedule swapped)",
+                   "sample_ball", _radii_drawn_first),
+        substitute("column_major", "draws standard_normal((d, *shape)) and transposes it (another layout of "
+                   "the same draws)", "sample_gaussian", _column_major),
     ),
     applies_to_reference=False,
 )

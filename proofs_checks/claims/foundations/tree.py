@@ -6,9 +6,11 @@ The integer facts (NODE(t), participation counts) are checked exhaustively again
 computations: the Fenwick form {(b − lowbit(b) + 1, b) : b ∈ R(t)} and brute-force counting over the
 dyadic nodes N_b. The two printed constants that are wrong for small arguments are errata claims. The
 aggregation is checked as an identity (prefix sums plus Σ_{b∈R(t)} ξ_b) with float64 summation bounds,
-and the noise covariance Σ_{b∈R(t)∩R(t')} σ_b² by Monte Carlo with exact chi-square tests (diagonal)
-and CLT t-tests (cross terms). The tree's RDP (corrected Theorem 4.3) is compared with the counting
-formulas, with counts from ``reference.mechanisms.participation_count``.
+and the noise covariance Σ_{b∈R(t)∩R(t')} σ_b² by Monte Carlo with tests that are exact under the Gaussian
+law of the node noise: chi-square tests of each variance and of the whitened sum over all t, and conditional
+z-tests of the cross terms (given TREE(t), the residual of TREE(t') is an independent standard normal). The
+tree's RDP (corrected Theorem 4.3) is compared with the counting formulas, with counts from
+``reference.mechanisms.participation_count``.
 """
 
 from __future__ import annotations
@@ -16,19 +18,22 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats as sps
 
 from proofs_checks.authoring import (
-    POWER,
     Claim,
-    UNIT_ROUNDOFF,
+    MdeTarget,
     TestResult,
+    UNIT_ROUNDOFF,
+    chi_square_variance_test,
     combine,
+    conditional_covariance_test,
     decide,
     deterministic,
     erratum_evidence,
+    normal_z_test,
     on_output,
     rebind,
+    sometimes_nan,
     substitute,
 )
 from reference.mechanisms import participation_count
@@ -387,7 +392,7 @@ def _check_prefix_identity(subject, ctx):
             exact, budget = _exact_release(leaves, noise)
             error = np.abs(out - exact)
             with np.errstate(divide="ignore", invalid="ignore"):  # budget 0 (all terms 0): any error is infinite
-                ratio = float(np.max(np.where(error > 0, error / budget, 0.0)))
+                ratio = float(np.max(np.where(error == 0, 0.0, error / budget)))  # a NaN error stays NaN
             worst = max(worst, ratio)
             if not ratio <= 1.0:
                 t = int(np.argmax(np.max(error - budget, axis=1))) + 1
@@ -434,6 +439,7 @@ PREFIX_IDENTITY = Claim(
     mutants=(
         substitute("per_step_noise", "adds xi_t only (per-step Gaussian, no tree)", "tree_aggregate", _per_step_noise),
         substitute("previous_node", "the noise uses NODE(t - 1) instead of NODE(t)", "tree_aggregate", _previous_node),
+        sometimes_nan("tree_aggregate"),
     ),
 )
 
@@ -443,6 +449,7 @@ PREFIX_IDENTITY = Claim(
 HORIZON = 16
 DIMENSION = 2
 NOISE_STDS = 0.5 + 0.1 * np.arange(1, HORIZON + 1)  # σ_b varies with b, so shared-σ shortcuts show
+EPOCH_BLOCK = 50_000  # epochs aggregated per subject call
 
 
 def _independent_covariance(t: int, t_other: int, stds: np.ndarray) -> float:
@@ -450,29 +457,9 @@ def _independent_covariance(t: int, t_other: int, stds: np.ndarray) -> float:
     return math.fsum(float(stds[b - 1]) ** 2 for b in shared)
 
 
-def _variance_test(values: np.ndarray, dof: int, level: float) -> TestResult:
-    """Exact two-sided test of Q = Σ values ~ χ²_dof (values = squared standardised Gaussians).
-    Statistic: Q/dof, the estimated variance ratio; MDE: the relative variance error |ratio − 1|
-    rejected with power POWER."""
-    q = float(np.sum(values))
-    law = sps.chi2(dof)
-    p_value = min(1.0, 2.0 * min(law.cdf(q), law.sf(q)))
-    upper = law.isf(level / 2) / law.ppf(1 - POWER) - 1.0
-    lower = 1.0 - law.ppf(level / 2) / law.isf(1 - POWER)
-    return TestResult(q / dof, p_value, max(upper, lower), "relative variance error |ratio - 1|")
-
-
-def _mean_t_tests(samples: np.ndarray, means: np.ndarray, level: float) -> list[TestResult]:
-    """One-sample t-tests (scipy.stats.ttest_1samp, CLT) of E[samples[:, k]] = means[k], one per column.
-    MDE in standard-deviation units, normal approximation: (z_{1-level/2} + z_POWER)/sqrt(N)."""
-    result = sps.ttest_1samp(samples, means, axis=0)
-    mde = (sps.norm.isf(level / 2) + sps.norm.ppf(POWER)) / math.sqrt(samples.shape[0])
-    return [TestResult(float(s), float(p), mde, "mean shift in standard deviations")
-            for s, p in zip(np.atleast_1d(result.statistic), np.atleast_1d(result.pvalue))]
-
-
-def _check_noise_covariance(subject, ctx):
-    # deterministic: the declared covariance equals Σ_{b∈R(t)∩R(t')} σ_b², and popcount(t) σ² for constant σ
+def _declared_covariances(subject):
+    """The subject's covariance matrix c(t, t') on 1..HORIZON, or a deterministic failure where it differs from
+    Σ_{b∈R(t)∩R(t')} σ_b² (or from popcount(t) σ² on the diagonal for a constant σ)."""
     constant = np.full(HORIZON, 1.3)
     declared = np.empty((HORIZON, HORIZON))
     for t in range(1, HORIZON + 1):
@@ -481,37 +468,74 @@ def _check_noise_covariance(subject, ctx):
             expected = _independent_covariance(t, s, NOISE_STDS)
             # a sum of at most 5 squares: 8u relative covers its rounding in both computations
             if not abs(declared[t - 1, s - 1] - expected) <= 8 * UNIT_ROUNDOFF * max(expected, 1e-300):
-                return deterministic(False, statistic=declared[t - 1, s - 1], bound=expected,
-                                     detail=f"tree_noise_covariance({t}, {s}) = {declared[t - 1, s - 1]:.6g}, "
-                                            f"sum over R(t) & R(t') of sigma_b^2 = {expected:.6g}", counterexample=(t, s))
+                return None, deterministic(False, statistic=declared[t - 1, s - 1], bound=expected,
+                                           detail=f"tree_noise_covariance({t}, {s}) = {declared[t - 1, s - 1]:.6g}, "
+                                                  f"sum over R(t) & R(t') of sigma_b^2 = {expected:.6g}",
+                                           counterexample=(t, s))
         diag = float(subject.tree_noise_covariance(t, t, constant))
         if not abs(diag - _popcount(t) * 1.3**2) <= 8 * UNIT_ROUNDOFF * _popcount(t) * 1.3**2:
-            return deterministic(False, detail=f"constant sigma: tree_noise_covariance({t}, {t}) = {diag} != popcount(t) sigma^2")
+            return None, deterministic(False, detail=f"constant sigma: tree_noise_covariance({t}, {t}) = {diag} "
+                                                     "!= popcount(t) sigma^2")
+    return declared, None
 
-    # Monte Carlo: N epochs of node noise ξ_b ~ N(0, σ_b² I_d), aggregated with zero leaves. The aggregate
-    # acts on each coordinate separately (it adds rows), so the N epochs of d coordinates are passed as
-    # one (T, N·d) stream; the cross-coordinate test below checks that coordinates are not mixed.
-    n = ctx.budget.pick(quick=20_000, full=200_000)
+
+def _check_noise_covariance(subject, ctx):
+    declared, broken = _declared_covariances(subject)
+    if broken is not None:
+        return broken
+
+    # Monte Carlo: N epochs of node noise ξ_b ~ N(0, σ_b² I_d), aggregated with zero leaves. The aggregate acts on
+    # each coordinate separately (it adds rows), so a block of epochs of d coordinates is passed as one (T, B·d)
+    # stream; the cross-coordinate tests check that coordinates are not mixed. Under the claim the columns
+    # x_k ∈ R^T (k over epochs and coordinates) are iid N(0, C), C = declared; only their Gram matrix is kept.
+    epochs = ctx.budget.pick(quick=200_000, full=1_000_000)
     rng = ctx.generator("tree_noise")
-    xi = NOISE_STDS[:, None] * rng.standard_normal((HORIZON, n * DIMENSION))
-    released = np.asarray(subject.tree_aggregate(np.zeros_like(xi), xi), dtype=np.float64)
-    tree = released.reshape(HORIZON, n, DIMENSION)  # TREE(t) of epoch k is tree[t − 1, k]
+    gram = np.zeros((HORIZON, HORIZON))
+    cross = np.zeros(HORIZON)  # Σ_k TREE(t)_1 TREE(t)_2 over epochs
+    second = np.zeros(HORIZON)  # Σ_k TREE(t)_2² over epochs
+    for start in range(0, epochs, EPOCH_BLOCK):
+        block = min(EPOCH_BLOCK, epochs - start)
+        xi = NOISE_STDS[:, None] * rng.standard_normal((HORIZON, block * DIMENSION))
+        released = np.asarray(subject.tree_aggregate(np.zeros_like(xi), xi), dtype=np.float64)
+        if released.shape != xi.shape:
+            return deterministic(False, detail=f"tree_aggregate returned shape {released.shape} != {xi.shape}")
+        if not np.all(np.isfinite(released)):
+            return deterministic(False, detail="tree_aggregate returned a non-finite value on Gaussian node noise")
+        gram += released @ released.T
+        tree = released.reshape(HORIZON, block, DIMENSION)  # TREE(t) of epoch k is tree[t − 1, k]
+        cross += np.einsum("tk,tk->t", tree[:, :, 0], tree[:, :, 1])
+        second += np.einsum("tk,tk->t", tree[:, :, 1], tree[:, :, 1])
+    n = epochs * DIMENSION  # iid N(0, C) columns
 
     pairs = [(t, s) for t in range(1, HORIZON + 1) for s in range(t + 1, HORIZON + 1)]
-    sub = ctx.split(HORIZON + len(pairs) + HORIZON)
-    parts = []
+    sub = ctx.split(1 + HORIZON + len(pairs) + HORIZON)
+    # every column whitened: Σ_k x_kᵀ C⁻¹ x_k ~ χ²_{nT} (an isotropic error of the noise scale)
+    whitened = float(np.trace(np.linalg.solve(declared, gram)))
+    parts = [decide(chi_square_variance_test(whitened, n * HORIZON, sub.level), sub, bound=1.0, scale=1.0,
+                    detail=f"sum_k x_k^T C^-1 x_k ~ chi-square({n * HORIZON}) (whitened, all t; N={epochs} epochs)")]
     for t in range(1, HORIZON + 1):
         # TREE(t) ~ N(0, c I_d) under the claim, so ‖TREE(t)‖²/c summed over epochs is χ²_{N d}
         c = declared[t - 1, t - 1]
-        parts.append(decide(_variance_test(np.sum(tree[t - 1] ** 2, axis=1) / c, n * DIMENSION, sub.level), sub,
-                            bound=1.0, detail=f"E||TREE({t})||^2 = d * {c:.4g} (chi-square, N={n} epochs)"))
-    inner = np.stack([np.sum(tree[t - 1] * tree[s - 1], axis=1) for t, s in pairs], axis=1)
-    targets = np.array([DIMENSION * declared[t - 1, s - 1] for t, s in pairs])
-    for (t, s), test in zip(pairs, _mean_t_tests(inner, targets, sub.level)):
-        parts.append(decide(test, sub, detail=f"E<TREE({t}), TREE({s})> = d * {declared[t - 1, s - 1]:.4g} (t-test)"))
-    cross = tree[:, :, 0] * tree[:, :, 1]  # (T, N): coordinate 1 times coordinate 2 of the same TREE(t)
-    for t, test in enumerate(_mean_t_tests(cross.T, np.zeros(HORIZON), sub.level), start=1):
-        parts.append(decide(test, sub, detail=f"Cov(TREE({t})_1, TREE({t})_2) = 0 (t-test)"))
+        parts.append(decide(chi_square_variance_test(gram[t - 1, t - 1] / c, n, sub.level), sub, bound=1.0, scale=1.0,
+                            detail=f"E||TREE({t})||^2 = d * {c:.4g} (chi-square, N={epochs} epochs)"))
+    for t, s in pairs:
+        # given TREE(t), w = (x_s − β x_t)/τ is N(0, 1) and independent of x_t (β = c_ts/c_tt, τ² = c_ss − β c_ts),
+        # so Σ w x_t / √Σ x_t² ~ N(0, 1); a covariance error e moves it by √n e / √(c_tt c_ss − c_ts²)
+        c_tt, c_ss, c_ts = declared[t - 1, t - 1], declared[s - 1, s - 1], declared[t - 1, s - 1]
+        beta = c_ts / c_tt
+        tau = math.sqrt(c_ss - beta * c_ts)
+        z = (gram[t - 1, s - 1] - beta * gram[t - 1, t - 1]) / (tau * math.sqrt(gram[t - 1, t - 1]))
+        unitless = normal_z_test(z, n, sub.level, "")
+        test = TestResult(unitless.statistic, unitless.p_value, unitless.mde * math.sqrt(c_tt * c_ss - c_ts * c_ts),
+                          "covariance error")
+        parts.append(decide(test, sub, scale=math.sqrt(c_tt * c_ss),
+                            detail=f"Cov(TREE({t}), TREE({s})) = {c_ts:.4g} I (z given TREE({t}); MDE relative to "
+                                   f"sqrt(c_tt c_ss))"))
+    for t in range(1, HORIZON + 1):
+        c = declared[t - 1, t - 1]
+        parts.append(decide(conditional_covariance_test(cross[t - 1], second[t - 1], math.sqrt(c), epochs, sub.level,
+                                                        "covariance relative to the diagonal c(t, t)"), sub, scale=1.0,
+                            detail=f"Cov(TREE({t})_1, TREE({t})_2) = 0 (z given coordinate 2)"))
     return combine(parts, ctx)
 
 
@@ -525,6 +549,10 @@ def _first_noise_everywhere(node_noise):
     return np.broadcast_to(xi[:1], xi.shape).copy()
 
 
+#: The near miss: the aggregate adds 0.993 ξ_b (variance −1.4 %, twice the full-budget relative MDE 0.0071 of
+#: the per-t chi-square tests); the whitened chi-square over all t rejects it at the quick budget too.
+NEAR_NOISE_SCALE = 0.993
+
 NOISE_COVARIANCE = Claim(
     id="zo_o2nc.alg5.noise_covariance",
     paper="zo_o2nc",
@@ -532,7 +560,8 @@ NOISE_COVARIANCE = Claim(
     statement=(
         "With node noises xi_b ~ N(0, sigma_b^2 I_d), Cov(TREE(t), TREE(t')) = c(t, t') I_d with "
         "c(t, t') = tree_noise_covariance(t, t', sigma) = sum_{b in R(t) & R(t')} sigma_b^2; in particular "
-        "E||TREE(t)||^2 = d sum_{b in R(t)} sigma_b^2 (= popcount(t) d sigma^2 for constant sigma)."
+        "E||TREE(t)||^2 = d sum_{b in R(t)} sigma_b^2 (= popcount(t) d sigma^2 for constant sigma). Tested exactly "
+        "under the Gaussian law (chi-square and conditional z-tests, T = 16, d = 2; MDEs relative to the diagonal)."
     ),
     kind="monte_carlo",
     requires=("tree_aggregate", "tree_noise_covariance"),
@@ -542,7 +571,10 @@ NOISE_COVARIANCE = Claim(
                    "tree_noise_covariance", _popcount_covariance),
         rebind("reused_first_noise", "the aggregate reuses xi_1 for every node", "tree_aggregate",
                node_noise=_first_noise_everywhere),
+        rebind("noise_slightly_small", f"the aggregate adds {NEAR_NOISE_SCALE} xi_b (near miss: variance -1.4 %)",
+               "tree_aggregate", node_noise=lambda xi: NEAR_NOISE_SCALE * np.asarray(xi, dtype=np.float64)),
     ),
+    mde_target=MdeTarget(quick=0.35, full=0.10),
 )
 
 
@@ -566,7 +598,7 @@ def _check_tree_rdp(subject, ctx):
 
     def note(err, label):
         nonlocal worst, where
-        if not err <= worst:
+        if not math.isnan(worst) and not err <= worst:  # larger or NaN; a NaN sticks
             worst, where = err, label
 
     sizes = _tree_sizes(ctx)

@@ -15,6 +15,8 @@ PROTOCOLS: dict[str, tuple[str, str]] = {
     "spider_sosp_mu": (
         "spider_sosp_mu(sigma, *, lipschitz, smoothness, loss_gap, d, n, epsilon, steps=None, adjacency='replace_one', "
         "tree_scope='global') -> float",
-        "true GDP mu = sbar sqrt(k_adj L) / sigma of Liu-Talwar Alg 2 with tree noise sigma (Theorem 2.2 tree; spider_sosp.E1, spider_sosp.E5)",
+        "an upper bound mu = sbar sqrt(k_adj L) / sigma on the GDP mu of Liu-Talwar Alg 2 with tree noise sigma (L "
+        "nodes per leaf from the a-priori level count, no cancellation between shared ancestors; Theorem 2.2 tree; "
+        "spider_sosp.E1, spider_sosp.E5)",
     ),
 }
