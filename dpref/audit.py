@@ -6,7 +6,8 @@
                          [--format table|json] [--no-progress]
 
 NAME is a built-in scenario (``empirical_dp.registry.SCENARIOS``), a planted bug (``empirical_dp.planted.PLANTED``)
-or ``module:attr`` naming an importable ``Scenario``. ``run`` draws N outputs per dataset (default: 100 000, or the
+or ``module:attr`` / ``path/file.py:attr`` naming a ``Scenario`` (``reference.loading``; the current directory is
+searched). ``run`` draws N outputs per dataset (default: 100 000, or the
 planted bug's budget), chooses the thresholds on a disjoint select split (default strategy "bonferroni_grid") and
 prints the claim ((ε, δ) or μ-GDP), the certified ε_lb (Clopper–Pearson), the GDP μ_lb and its ε (each marked as
 a verdict bound or as reported only: the GDP bound is not valid against an (ε, δ) claim), the claimed and tight ε,
@@ -21,7 +22,9 @@ search-based oracle ε_lb ("best threshold searched on the counted data (not a b
 
 Exit codes: 0 consistent, or a violation of a planted bug (printed "violation (expected: planted bug)"), or a
 planted bug missed at the chosen budget (printed as missed: a lack of power, not a finding about a mechanism);
-1 a violation of a scenario that is not a planted bug; 2 bad usage (the message names the parameter).
+1 a violation of a scenario that is not a planted bug; 2 bad usage (the message names the parameter): among
+them a NAME that cannot be loaded, an unreachable Dask scheduler (``executors.DASK_CONNECT_TIMEOUT``) and a budget
+whose estimated memory exceeds ``memory_limit()`` (``check_memory``) — each one ``dpref: error:`` line.
 
 ``quick_audits()`` runs every shipped scenario at a quick budget and every planted bug at its budget for
 ``dpref check``; each record names the claim, the deciding bound, its margin and false-alarm probability, and
@@ -32,18 +35,21 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
+import numpy as np
 import pandas as pd
 
 from empirical_dp import audit as audit_module
+from empirical_dp.audit import GRID_THRESHOLD_FRACTION, SPLIT_THRESHOLD_FRACTION, split_sizes
 from empirical_dp import executors
 from empirical_dp import planted as planted_module
 from empirical_dp.report import epsilon_by_trials, result_record, write_audit_report
 from empirical_dp.registry import SCENARIOS
 from empirical_dp.scenarios import Scenario
-from reference.reporting import render
+from reference.reporting import prepare_output_dir, render
 
 __all__ = ["register", "run", "quick_audits", "QUICK_TRIALS", "QUICK_TRIALS_BY_SCENARIO", "QUICK_CONFIDENCE",
            "DEFAULT_TRIALS", "ORACLE_LABEL", "KNOWN_LAW_LABEL", "MISSED_NOTE", "verdict_text", "outcome_fields"]
@@ -84,8 +90,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     commands = audit.add_subparsers(dest="audit_command", required=True)
     listing = commands.add_parser("list", help="shipped scenarios and planted bugs")
     listing.add_argument("--format", default="table", choices=("table", "json"))
-    run_parser = commands.add_parser("run", help="audit a scenario, a planted bug or module:attr")
-    run_parser.add_argument("name", metavar="NAME", help="scenario, planted bug or module:attr")
+    run_parser = commands.add_parser("run", help="audit a scenario, a planted bug, module:attr or file.py:attr")
+    run_parser.add_argument("name", metavar="NAME", help="scenario, planted bug, module:attr or path/file.py:attr")
     run_parser.add_argument("--trials", type=int, default=None, metavar="N",
                             help=f"outputs per dataset (default {DEFAULT_TRIALS}; dpzero-published "
                                  f"{DEFAULT_TRIALS_BY_SCENARIO['dpzero-published']}; planted bugs: their budget)")
@@ -97,6 +103,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     run_parser.add_argument("--threshold-strategy", default="bonferroni_grid", choices=("split", "bonferroni_grid"),
                             help="a Bonferroni grid of select-split thresholds (default) or one select-split threshold")
     run_parser.add_argument("--report", default=None, metavar="DIR", help="write md/json/csv, manifest and plots")
+    run_parser.add_argument("--overwrite", action="store_true", help="allow --report into a non-empty directory")
     run_parser.add_argument("--format", default="table", choices=("table", "json"))
     run_parser.add_argument("--no-progress", action="store_true", help="hide the shard progress bar")
     return audit
@@ -130,10 +137,75 @@ def _resolve(name: str) -> tuple[str, Scenario]:
     if ":" in name:
         try:
             return "external", executors.resolve_scenario(name)
-        except (ImportError, AttributeError, TypeError) as exc:
-            raise ValueError(f"NAME {name!r} does not name an importable Scenario: {exc}") from None
-    raise ValueError(f"NAME must be a scenario ({', '.join(SCENARIOS)}), a planted bug ({', '.join(_planted())}) "
-                     f"or 'module:attr', got {name!r}")
+        except (ValueError, TypeError) as exc:  # LoadError (missing file, import error, no attribute) or not a Scenario
+            raise ValueError(f"NAME {name!r} does not name a Scenario: {exc}") from None
+    raise ValueError(f"NAME must be a scenario ({', '.join(SCENARIOS)}), a planted bug ({', '.join(_planted())}), "
+                     f"'module:attr' or 'path/file.py:attr', got {name!r}")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Memory guard: refuse a budget that cannot fit before drawing anything (no MemoryError traceback).
+
+#: Share of the physical memory (``os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')``) an audit may plan
+#: to allocate. Half leaves room for the interpreter, NumPy temporaries the estimate does not see and other
+#: processes; the estimate itself is rough (below), so this is a guard against hopeless budgets, not a tuning knob.
+MEMORY_FRACTION = 0.5
+#: The limit when the physical memory cannot be read (no ``sysconf``, e.g. on Windows): 8 GiB.
+FALLBACK_MEMORY_LIMIT = 8 * 2**30
+#: float64 copies of every per-dataset score an audit holds at its peak: the shards' scores, their pooled
+#: concatenation, and the sorted / concatenated candidates of the oracle search and the ROC.
+SCORE_COPIES = 4
+#: float64 copies of one shard's outputs (trials × k) alive while a shard is drawn: the outputs and one temporary.
+OUTPUT_COPIES = 2
+
+
+def memory_limit() -> int:
+    """Bytes an audit may plan to allocate: ``MEMORY_FRACTION`` of the physical memory (or the fallback)."""
+    try:
+        physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return FALLBACK_MEMORY_LIMIT
+    return int(MEMORY_FRACTION * physical) if physical > 0 else FALLBACK_MEMORY_LIMIT
+
+
+def _output_width(scenario: Scenario) -> int:
+    """k, the width of one output (one trial drawn on D); 1 if the scenario cannot say."""
+    try:
+        return max(1, int(np.shape(scenario.sample(np.random.default_rng(0), 1, 0))[-1]))
+    except Exception:  # a user scenario that fails here fails with its own message in the audit
+        return 1
+
+
+def estimate_audit_bytes(trials: int, shards: int, strategy: str, width: int) -> tuple[int, int]:
+    """(bytes for the scores, bytes for the largest shard's outputs) of an audit with these parameters: scores are
+    kept for all 2 × trials draws (``SCORE_COPIES`` float64 copies); outputs only for one shard (or the select
+    split) at a time, per dataset (``OUTPUT_COPIES`` copies of trials × ``width`` float64)."""
+    fraction = GRID_THRESHOLD_FRACTION if strategy == "bonferroni_grid" else SPLIT_THRESHOLD_FRACTION
+    select, sizes = split_sizes(trials, fraction, shards)
+    largest = max([select, *sizes])
+    return 8 * SCORE_COPIES * 2 * trials, 8 * OUTPUT_COPIES * largest * width
+
+
+def _size(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if n < 1024 or unit == "PB":
+            return f"{n:.3g} {unit}"
+        n /= 1024
+    return f"{n:.3g} PB"  # pragma: no cover
+
+
+def check_memory(trials: int, shards: int, strategy: str, scenario: Scenario) -> None:
+    """ValueError (one line naming the size and --trials / --shards) when the audit would not fit in
+    ``memory_limit()``."""
+    limit = memory_limit()
+    scores, outputs = estimate_audit_bytes(trials, shards, strategy, 1)
+    if scores + outputs <= limit:  # cheap test first, then with the real output width
+        scores, outputs = estimate_audit_bytes(trials, shards, strategy, _output_width(scenario))
+    if scores + outputs <= limit:
+        return
+    advice = "lower --trials" if scores > limit / 2 else "lower --trials or raise --shards (smaller shards)"
+    raise ValueError(f"--trials {trials:,} with --shards {shards} would need about {_size(scores + outputs)} of "
+                     f"memory, more than the limit {_size(limit)} ({MEMORY_FRACTION:g} of physical memory): {advice}")
 
 
 def _runner(kind: str, name: str, scenario: Scenario, *, seed, executor, shards, confidence, progress,
@@ -256,6 +328,9 @@ def _run_audit(args) -> int:
     if trials is None:
         trials = _planted()[args.name][2] if kind == "planted" else DEFAULT_TRIALS_BY_SCENARIO.get(args.name,
                                                                                                 DEFAULT_TRIALS)
+    check_memory(trials, args.shards, args.threshold_strategy, scenario)
+    if args.report:  # probed before any computation: a bad location must not cost the result
+        prepare_output_dir(args.report, overwrite=args.overwrite, option="--report")
     run = _runner(kind, args.name, scenario, seed=args.seed, executor=args.executor, shards=args.shards,
                   confidence=args.confidence, progress=not args.no_progress, strategy=args.threshold_strategy)
     start = time.perf_counter()
@@ -339,5 +414,5 @@ def run(args) -> int:
             return _run_audit(args)
         raise ValueError(f"unknown audit command {args.audit_command!r}")
     except (ValueError, TypeError) as exc:
-        print(f"dpref audit: error: {exc}", file=sys.stderr)
+        print(f"dpref: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2

@@ -2,8 +2,9 @@
 
     dpref claims list   [--paper P] [--kind K] [--id ID] [--subject S] [--format F]
     dpref claims run    [--paper P] [--kind K] [--id ID] [--subject S ...] [--budget quick|full]
-                        [--soak N [--level L]] [--format F] [--report DIR] [--no-progress]
+                        [--soak N [--level L]] [--format F] [--report DIR [--overwrite]] [--no-progress]
     dpref check         quick claims on reference and fast, and quick audits; exit 1 on any violation
+                        [--format F] [--report DIR [--overwrite]] [--no-progress]
     dpref account epsilon|sigma ...   privacy accounting (see dpref/account.py)
     dpref conform accountants ...     our accountant beside dp_accounting, Opacus, prv_accountant, autodp
     dpref audit list|run ...          empirical privacy audits (see dpref/audit.py)
@@ -12,6 +13,10 @@
 
 Exit codes: 0 all verdicts pass/erratum-confirmed/borrowed (for --soak: every claim calibrated), 1 a claim
 failed or errored (for --soak: a run errored or a false-alarm rate is significantly above the level), 2 bad usage.
+
+Bad usage prints one line, ``dpref: error: <reason>``, on stderr. A --report directory is created and checked
+before anything is computed (``reference.reporting.prepare_output_dir``): a path under a regular file, an unwritable
+directory or a non-empty one (without --overwrite) is bad usage.
 """
 
 from __future__ import annotations
@@ -27,9 +32,11 @@ from dpref import account, audit, cite, conform
 from dpref import run as run_command
 from proofs_checks.claim import BORROWED, BUDGETS, HOLDS, KINDS, PAPERS, PASS
 from proofs_checks.registry import load_claims, select
-from reference.reporting import FORMATS, render, to_records, write_report
+from reference.reporting import FORMATS, prepare_output_dir, render, to_records, write_report
 from proofs_checks.runner import run_claims, soak
 from proofs_checks.subjects import SubjectError, resolve_subject
+
+OVERWRITE_HELP = "with --report: write into a non-empty directory, overwriting its files (refused otherwise)"
 
 RUN_COLUMNS = ["id", "subject", "verdict", "statistic", "bound", "p_adjusted", "relative_mde", "seconds"]
 
@@ -65,6 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     run_parser.add_argument("--level", type=float, default=None, metavar="L",
                             help="with --soak: decide every run at this false-alarm level (default: each claim's)")
     run_parser.add_argument("--report", default=None, metavar="DIR", help="write csv/json/markdown + manifest")
+    run_parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     run_parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
     account.register(commands)
@@ -75,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="quick claims and quick audits; exit 1 on any violation")
     check.add_argument("--format", default="table", choices=FORMATS)
-    check.add_argument("--report", default=None, metavar="DIR")
+    check.add_argument("--report", default=None, metavar="DIR", help="write csv/json/markdown + manifest")
+    check.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     check.add_argument("--no-progress", action="store_true")
     return parser
 
@@ -199,6 +208,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 parser.error("--level applies to --soak runs only")
             if args.level is not None and not 0.0 < args.level < 1.0:
                 parser.error(f"--level must lie in (0, 1), got {args.level}")
+            if args.report:
+                prepare_output_dir(args.report, overwrite=args.overwrite, option="--report")
             subjects = [resolve_subject(s) for s in (args.subject or ["reference", "fast"])]
             claims = select(load_claims(), papers=args.paper, kinds=args.kind, ids=args.ids)
             return _run(claims, subjects, args.budget, args.format, args.report, not args.no_progress, args.soak, command,
@@ -214,10 +225,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "run":
             return run_command.run(args, command)
         if args.command == "check":
+            if args.report:
+                prepare_output_dir(args.report, overwrite=args.overwrite, option="--report")
             subjects = [resolve_subject("reference"), resolve_subject("fast")]
             code = _run(load_claims(), subjects, "quick", args.format, args.report, not args.no_progress, 0, command)
             return max(code, _check_audits(args.format, args.report, command))
     except (SubjectError, ValueError) as exc:
+        print(f"dpref: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # e.g. a report directory that became unwritable after the check at the start
         print(f"dpref: error: {exc}", file=sys.stderr)
         return 2
     parser.error("unknown command")

@@ -1,12 +1,13 @@
 """``dpref conform accountants``: our accountant beside the installed libraries (docs/accounting.md, Conformance).
 
-    dpref conform accountants [--format table|markdown|csv|json] [--report DIR] [--libraries NAME ...]
+    dpref conform accountants [--format table|markdown|csv|json] [--report DIR [--overwrite]] [--libraries NAME ...]
                               [--grid default|small] [--workers N] [--no-progress]
 
 Prints one row per grid point (z, q, T, δ): our mpmath and float64 RDP ε, the exact ε where q = 1, each library's ε
 and relative difference, the RDP-curve agreement with dp_accounting, and the ``unsafe`` / ``loose`` flags with a
 verdict and explanation (``proofs_checks.adapters.conformance``). Libraries that are not installed are reported, not
-fatal.
+fatal. The --report directory is created and checked before computing (``reference.reporting.prepare_output_dir``):
+a path under a regular file, an unwritable directory or a non-empty one without --overwrite is bad usage.
 
 Exit codes: 0 the table was produced (flags on other libraries are findings, reported in the table); 1 our own
 accountant is inconsistent — our RDP ε below the exact ε at some q = 1 point, or our RDP curve differing from
@@ -26,7 +27,7 @@ import pandas as pd
 from proofs_checks.adapters import LIBRARIES, adapter_names
 from proofs_checks.adapters.conformance import DEFAULT_GRID, RDP_REL_TOL, SMALL_GRID, conform_accountants
 from proofs_checks.subjects import SubjectError
-from reference.reporting import FORMATS, render, to_records, write_report  # noqa: F401
+from reference.reporting import FORMATS, prepare_output_dir, render, to_records, write_report
 
 __all__ = ["register", "run"]
 
@@ -47,6 +48,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     )
     accountants.add_argument("--format", default="table", choices=FORMATS)
     accountants.add_argument("--report", default=None, metavar="DIR", help="write csv/json/markdown + manifest")
+    accountants.add_argument("--overwrite", action="store_true",
+                             help="with --report: write into a non-empty directory, overwriting its files")
     accountants.add_argument(
         "--libraries",
         nargs="+",
@@ -116,6 +119,8 @@ def _command_line(args) -> str:
         parts.append("--libraries " + " ".join(args.libraries))
     if args.report:
         parts.append(f"--report {args.report}")
+        if getattr(args, "overwrite", False):
+            parts.append("--overwrite")
     return " ".join(parts)
 
 
@@ -124,10 +129,12 @@ def run(args) -> int:
     try:
         if args.workers is not None and args.workers < 1:
             raise SubjectError("--workers must be >= 1")
+        if args.report:
+            prepare_output_dir(args.report, overwrite=getattr(args, "overwrite", False), option="--report")
         frame = conform_accountants(
             GRIDS[args.grid], libraries=args.libraries, progress=not args.no_progress, workers=args.workers
         )
-    except SubjectError as exc:
+    except (SubjectError, ValueError) as exc:
         print(f"dpref: error: {exc}", file=sys.stderr)
         return 2
     if args.format == "json":

@@ -7,7 +7,7 @@ what a run publishes and why each part is public.
                         [--perturbation L] [--clip C] [--epsilon E] [--delta D] [--accountant A]
                         [--batching full|poisson|shuffle] [--batch-size B] [--sampling-probability Q]
                         [--direction sphere|gaussian] [--seed S] [--noise-seed S]
-                        [--backend reference|fast] [--replicates R] [--output DIR] [--format table|json]
+                        [--backend reference|fast] [--replicates R] [--output DIR [--overwrite]] [--format table|json]
                         [--include-nonprivate] [--no-progress]
 
 ALGORITHM: ``dpzero`` (Algorithm 2), ``dpgd-zeroth-order`` or ``dpgd0`` (Algorithm 1, DPGD-0th), ``dpgd``
@@ -33,7 +33,9 @@ seeds are spawned from the secret one, in one vectorized call, and reports means
 public seeds, secret-seed source, guarantee condition, τ per replicate) and ``manifest.json`` (command, settings,
 public seeds, package versions, time, summary). Training-set quantities (clip counts and fraction, batch sizes,
 evaluation counts, training ‖∇F‖², time) are not private: only --include-nonprivate shows them, in a section
-marked NOT PRIVATE and in ``nonprivate_diagnostics.json``. A progress bar (stderr, one tick per traced step)
+marked NOT PRIVATE and in ``nonprivate_diagnostics.json``. The --output directory is created and checked before
+the run (``reference.reporting.prepare_output_dir``): a path under a regular file, an unwritable directory or a
+non-empty one without --overwrite is bad usage. A progress bar (stderr, one tick per traced step)
 shows on long runs unless --no-progress.
 
 Exit codes: 0 success; 2 bad usage (the message names the option).
@@ -49,6 +51,7 @@ from pathlib import Path
 
 from reference.algorithms.dpzero import ACCOUNTANTS, BATCHINGS, DIRECTIONS
 from reference.objectives import QUADRATIC_MODES
+from reference.reporting import prepare_output_dir
 from reference.rng import SEED_BOUND
 from reference.runner import (
     ALGORITHMS,
@@ -107,6 +110,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     add("--replicates", type=int, default=DEFAULTS["replicates"], metavar="R", help="replicate runs (fast backend)")
     add("--output", default=None, metavar="DIR",
         help="write releases.csv, trajectory.csv, ledger.json and manifest.json")
+    add("--overwrite", action="store_true",
+        help="with --output: write into a non-empty directory, overwriting its files (refused otherwise)")
     add("--format", default="table", help="table | json")
     add("--include-nonprivate", action="store_true",
         help="also show training-set diagnostics (NOT PRIVATE: clip counts, batch sizes, evaluation counts, "
@@ -226,6 +231,8 @@ def run(args, command=None) -> int:
     command line recorded in the manifest (any --noise-seed value is masked there)."""
     try:
         settings = _settings_from_args(args)
+        if args.output:
+            prepare_output_dir(args.output, overwrite=getattr(args, "overwrite", False), option="--output")
         outcome = run_algorithm(args.algorithm, progress=not args.no_progress, **settings)
     except (ValueError, TypeError) as exc:
         print(f"dpref run: error: {exc}", file=sys.stderr)

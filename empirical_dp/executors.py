@@ -8,13 +8,15 @@ in which order it ran: every executor returns the same merged counts for the sam
 Executors:
 - ``"serial"``: a plain loop in this process.
 - ``"local"``: ``concurrent.futures.ProcessPoolExecutor`` with ``workers`` processes (default: all cores).
-- ``"dask://HOST:PORT"``: a ``dask.distributed.Client`` connected to ``tcp://HOST:PORT`` for this call, or an
-  existing ``dask.distributed.Client`` (left open).
+- ``"dask://HOST:PORT"``: a ``dask.distributed.Client`` connected to ``tcp://HOST:PORT`` for this call (waiting
+  at most ``DASK_CONNECT_TIMEOUT`` seconds; an unreachable scheduler raises ``SchedulerUnreachable``, a
+  ValueError), or an existing ``dask.distributed.Client`` (left open).
 
 What crosses to a worker: built-in scenarios travel by NAME (``registry.SCENARIOS``) and are rebuilt there,
 because a ``Scenario`` holds closures (``sample``, ``log_likelihood_ratio``) that the standard pickle of a process
-pool cannot send. An external scenario is named ``"module:attr"`` (an importable module attribute holding a
-``Scenario``); that works on every executor. A ``Scenario`` object that is not a built-in runs serially, and on
+pool cannot send. An external scenario is named ``"module:attr"`` or ``"path/file.py:attr"`` (a module attribute
+holding a ``Scenario``, loaded by ``reference.loading``); that works on every executor whose workers see the same
+module or file. A ``Scenario`` object that is not a built-in runs serially, and on
 Dask (cloudpickle sends closures); the process pool raises TypeError for it. ``attack=None`` means the scenario's
 likelihood-ratio score, built in the worker; an explicit attack must be picklable (a module-level function) for
 the process pool.
@@ -22,7 +24,6 @@ the process pool.
 
 from __future__ import annotations
 
-import importlib
 import os
 import pickle
 import re
@@ -32,6 +33,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 import numpy as np
 from tqdm.auto import tqdm
 
+from reference.loading import load_object, one_line
 from reference.validation import check_array, check_int, check_real
 
 from .attacks import likelihood_ratio_score
@@ -56,14 +58,26 @@ from .bounds import epsilon_lower_bound
 from .registry import SCENARIOS
 from .scenarios import Scenario
 
-__all__ = ["resolve_scenario", "run_shards", "audit_sharded"]
+__all__ = ["resolve_scenario", "run_shards", "audit_sharded", "SchedulerUnreachable", "DASK_CONNECT_TIMEOUT"]
+
+#: Seconds to wait for a ``dask://HOST:PORT`` scheduler before giving up (Dask's own default is 30 s, which makes a
+#: mistyped address look like a hang). A scheduler that is up answers in milliseconds, so a few seconds suffice.
+DASK_CONNECT_TIMEOUT = 5.0
+
+
+class SchedulerUnreachable(ValueError):
+    """The Dask scheduler of a ``dask://HOST:PORT`` executor did not answer within ``DASK_CONNECT_TIMEOUT``.
+    A ValueError: the executor argument names an address where nothing listens (one-line message)."""
+
 
 _DASK_ADDRESS = re.compile(r"^dask://([^/:\s]+):(\d{1,5})$")
 
 
 def resolve_scenario(scenario) -> Scenario:
     """The ``Scenario`` named by ``scenario``: a ``Scenario`` itself, a built-in name (key of ``SCENARIOS``), or
-    ``"module:attr"`` (attr may be dotted) naming an importable module attribute that holds a ``Scenario``."""
+    ``"module:attr"`` / ``"path/file.py:attr"`` (attr may be dotted; ``reference.loading``, current directory
+    searched) naming a module attribute that holds a ``Scenario``. A spec that cannot be loaded (missing file,
+    error raised by the user's module, missing attribute) raises ``reference.loading.LoadError`` (a ValueError)."""
     if isinstance(scenario, Scenario):
         return scenario
     if not isinstance(scenario, str):
@@ -71,11 +85,9 @@ def resolve_scenario(scenario) -> Scenario:
     if scenario in SCENARIOS:
         return SCENARIOS[scenario]
     if ":" not in scenario:
-        raise ValueError(f"scenario must be one of {sorted(SCENARIOS)} or 'module:attr', got {scenario!r}")
-    module_name, _, attr = scenario.partition(":")
-    value = importlib.import_module(module_name)
-    for part in attr.split("."):
-        value = getattr(value, part)
+        raise ValueError(f"scenario must be one of {sorted(SCENARIOS)}, 'module:attr' or 'path/file.py:attr', "
+                         f"got {scenario!r}")
+    value = load_object(scenario, "scenario")  # LoadError (a ValueError), one line, for any failure
     if not isinstance(value, Scenario):
         raise TypeError(f"scenario {scenario!r} must name a Scenario, got {type(value).__name__}")
     return value
@@ -146,12 +158,31 @@ def _check_attack(attack, kind):
     return attack
 
 
+def _dask_client(kind, executor):
+    """(client, ``distributed.as_completed``): a new client for ("dask", address), connected within
+    ``DASK_CONNECT_TIMEOUT`` seconds (else ``SchedulerUnreachable``), or the given one for ("client", Client)."""
+    try:
+        from distributed import Client
+        from distributed import as_completed as dask_as_completed
+    except ImportError as exc:
+        raise ValueError(f"executor {executor!r} needs dask.distributed ({one_line(exc)})") from None
+    if kind[0] != "dask":
+        return kind[1], dask_as_completed
+    try:
+        return Client(kind[1], timeout=DASK_CONNECT_TIMEOUT), dask_as_completed
+    except OSError as exc:  # refused, unknown host or timed out (TimeoutError is an OSError)
+        raise SchedulerUnreachable(f"cannot reach the Dask scheduler at {executor} within "
+                                   f"{DASK_CONNECT_TIMEOUT:g} s ({one_line(exc)})") from None
+
+
 def _map_shards(scenario, attack, thresholds, sizes, *, seed, executor, workers, progress, keep_scores):
     """Results of ``_shard_task`` for shards 0 … len(sizes)−1, in shard order, on the chosen executor."""
     kind, workers = _check_executor(executor, workers)
     scenario_spec = _wire_scenario(scenario, kind)
     attack = _check_attack(attack, kind)
     jobs = [(scenario_spec, attack, thresholds, size, seed, j, keep_scores) for j, size in enumerate(sizes)]
+    if kind not in ("serial", "local"):
+        client, dask_as_completed = _dask_client(kind, executor)  # before the bar: a failure prints only itself
     bar = tqdm(total=len(jobs), desc="shards", unit="shard", disable=not progress)
     results = [None] * len(jobs)
     try:
@@ -166,10 +197,6 @@ def _map_shards(scenario, attack, thresholds, sizes, *, seed, executor, workers,
                     results[futures[future]] = future.result()
                     bar.update()
         else:
-            from distributed import Client
-            from distributed import as_completed as dask_as_completed
-
-            client = Client(kind[1]) if kind[0] == "dask" else kind[1]
             try:
                 futures = [client.submit(_shard_task, *job, pure=False) for job in jobs]
                 index = {future.key: j for j, future in enumerate(futures)}

@@ -16,12 +16,10 @@ this module resolves names to adapters) and re-exported here.
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import os
-import sys
 import types
-from pathlib import Path
 from collections.abc import Callable, Iterable, Mapping
+
+from reference.loading import LoadError, load_object
 
 from .adapters import adapter_names, resolve
 from .folders import declared_modules
@@ -62,28 +60,13 @@ def fast_subject() -> Subject:
     return Subject("fast", {**reference, **fast}, borrowed=borrowed)
 
 
-def _import(module_name: str, spec: str):
-    """Import ``module_name``, or load it from a file when it ends in ``.py``.
-
-    Like ``python -m``, the current directory is searched, so ``dpref claims run --subject mine:est``
-    finds ``./mine.py``.
-    """
+def _load(spec: str):
+    """The object ``spec`` names (``reference.loading``: module or ``.py`` file, current directory searched);
+    every failure is a :class:`SubjectError` with one line naming the subject and the cause."""
     try:
-        if module_name.endswith(".py"):
-            path = Path(module_name)
-            if not path.is_file():
-                raise SubjectError(f"no such file {module_name!r} for subject {spec!r}")
-            module_spec = importlib.util.spec_from_file_location(path.stem, path)
-            module = importlib.util.module_from_spec(module_spec)
-            module_spec.loader.exec_module(module)
-            return module
-        if os.getcwd() not in sys.path:
-            sys.path.insert(0, os.getcwd())
-        return importlib.import_module(module_name)
-    except SubjectError:
-        raise
-    except Exception as exc:  # an import error in user code: say which subject and why
-        raise SubjectError(f"cannot import {module_name!r} for subject {spec!r}: {type(exc).__name__}: {exc}") from None
+        return load_object(spec, "subject")
+    except LoadError as exc:
+        raise SubjectError(str(exc)) from None
 
 
 def resolve_subject(spec: str) -> Subject:
@@ -99,14 +82,7 @@ def resolve_subject(spec: str) -> Subject:
             f"subject must be 'reference', 'fast', a library adapter ({', '.join(adapter_names())}) "
             f"or 'module:attr', got {spec!r}"
         )
-    module_name, _, attr_path = spec.rpartition(":")
-    if not module_name or not attr_path:
-        raise SubjectError(f"subject must look like 'module:attr' or 'path/file.py:attr', got {spec!r}")
-    obj = _import(module_name, spec)
-    for part in attr_path.split("."):
-        if not hasattr(obj, part):
-            raise SubjectError(f"module {module_name!r} has no attribute {attr_path!r}")
-        obj = getattr(obj, part)
+    obj = _load(spec)
     if isinstance(obj, Subject):
         return obj
     if isinstance(obj, types.ModuleType):

@@ -657,6 +657,9 @@ def ledger_record(outcome: RunOutcome) -> dict:
 # ---------------------------------------------------------------------------------------------------
 # Publication: the files of ``dpref run --output DIR``
 
+#: Version of the ``manifest.json`` layout written by ``publication`` (its docstring lists the fields).
+MANIFEST_SCHEMA_VERSION = 1
+
 
 def mask_command(command) -> str:
     """The command line with the value of --noise-seed (or any abbreviation of it, ``--noi...``, with a space or
@@ -720,7 +723,9 @@ def publication(outcome: RunOutcome, *, command, include_nonprivate: bool = Fals
     * ``trajectory.csv`` (when there is a held-out set): columns replicate, t, heldout_objective,
       heldout_grad_norm_sq, t = 0..T.
     * ``ledger.json``: ``ledger_record``.
-    * ``manifest.json``: command (``mask_command``), created (UTC), versions (``package_versions``), settings,
+    * ``manifest.json``: schema_version (``MANIFEST_SCHEMA_VERSION``, the version of this layout), command
+      (``mask_command``), created (UTC), platform (python, implementation, os, os_release, machine), versions
+      (``package_versions``), settings,
       seeds (public seeds, data seed and the data and held-out stream keys), files, summary (``summary``
       without NOT PRIVATE entries).
     * with include_nonprivate, ``nonprivate_diagnostics.json``: ``nonprivate_diagnostics`` — NOT PRIVATE.
@@ -742,8 +747,11 @@ def publication(outcome: RunOutcome, *, command, include_nonprivate: bool = Fals
         seeds["data_stream"] = [*DATA_KEY, problem]
         seeds["held_out_stream"] = [*DATA_KEY, problem, HELD_OUT_KEY]
     manifest = {
+        "schema_version": MANIFEST_SCHEMA_VERSION,
         "command": mask_command(command),
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "platform": {"python": platform.python_version(), "implementation": platform.python_implementation(),
+                     "os": platform.system(), "os_release": platform.release(), "machine": platform.machine()},
         "versions": package_versions(),
         "settings": settings,
         "seeds": seeds,
