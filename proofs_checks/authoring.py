@@ -2,15 +2,19 @@
 
 A claim module imports only this module (and ``reference`` for test problems and ground truth):
 
-* the model: :class:`Claim`, :class:`Mutant`, :class:`Evidence`, :class:`CheckContext`, the verdicts;
-* evidence: :func:`deterministic` (exact checks), :func:`decide` (one statistical test),
-  :func:`combine` (several sub-checks, Bonferroni), :func:`erratum_evidence` (printed fails, corrected holds);
+* the model: :class:`Claim` (with :class:`MdeTarget`, the power it promises), :class:`Mutant`,
+  :class:`Evidence`, :class:`CheckContext`, the verdicts;
+* evidence: :func:`deterministic` (exact checks), :func:`decide` (one statistical test; ``scale`` gives the
+  relative MDE), :func:`combine` (several sub-checks, Bonferroni), :func:`erratum_evidence` (printed fails,
+  corrected holds);
 * statistical tests, each with its minimal detectable effect: :func:`hotelling_mean_test`,
   :func:`bounded_mean_upper_test`, :func:`bounded_mean_equality_test`, :func:`ks_test`,
-  :func:`binomial_test`, :func:`clopper_pearson`;
-* helpers for checks: :func:`stack_calls` and :func:`range_violation` (Monte Carlo samples of a bounded
-  quantity), :data:`UNIT_ROUNDOFF`, :func:`rounding_gamma`, :func:`mp_to_float` and :func:`agreement` (a
-  subject against the mpmath reference within a float64 error bound);
+  :func:`binomial_test`, :func:`clopper_pearson`, :func:`chi_square_variance_test`, :func:`normal_z_test`,
+  :func:`conditional_covariance_test`;
+* helpers for checks: :func:`stack_calls`, :func:`range_violation` and :func:`nonfinite_violation` (Monte Carlo
+  samples of a bounded quantity), :func:`nan_max` and :func:`replaces_worst` (worst cases that keep NaN),
+  :data:`UNIT_ROUNDOFF`, :func:`rounding_gamma`, :func:`mp_to_float` and :func:`agreement` (a subject against the
+  mpmath reference within a float64 error bound);
 * :func:`reference_subject`, which backend claims compare a subject with;
 * mutants that break one protocol of a subject without re-typing its signature:
 
