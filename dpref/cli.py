@@ -31,7 +31,7 @@ import pandas as pd
 from dpref import account, audit, cite, conform
 from dpref import run as run_command
 from proofs_checks.claim import BORROWED, BUDGETS, HOLDS, KINDS, PAPERS, PASS
-from proofs_checks.registry import load_claims, select
+from proofs_checks.registry import load_claims, nearest_ids, select
 from reference.reporting import FORMATS, prepare_output_dir, render, to_records, write_report
 from proofs_checks.runner import run_claims, soak
 from proofs_checks.subjects import SubjectError, resolve_subject
@@ -48,8 +48,41 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", default="table", choices=FORMATS)
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("dpref")
+    except PackageNotFoundError:  # run from a checkout without installing
+        return "unknown (not installed)"
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """Give every sub-command its one-line help as its ``--help`` description (argparse leaves it empty)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                sub = action.choices[choice.dest]
+                if not sub.description:
+                    sub.description = choice.help
+                _describe(sub)
+
+
+def _empty_selection(args) -> str:
+    """Why a selection is empty, with the nearest ids for each --id that matches nothing."""
+    claims = load_claims()
+    parts = []
+    for wanted in args.ids:
+        if not select(claims, ids=[wanted]):
+            near = nearest_ids(claims, wanted)
+            parts.append(f"--id {wanted!r} matches no claim id or id prefix"
+                         + (f" (nearest: {', '.join(near)})" if near else ""))
+    return "; ".join(parts) or "no claim matches the selection (--paper/--kind/--id)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dpref", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--version", action="version", version=f"dpref {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     claims = commands.add_parser("claims", help="list or run executable claims")
@@ -86,11 +119,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--report", default=None, metavar="DIR", help="write csv/json/markdown + manifest")
     check.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     check.add_argument("--no-progress", action="store_true")
+    _describe(parser)
     return parser
 
 
 def _claims_list(args) -> int:
     claims = select(load_claims(), papers=args.paper, kinds=args.kind, ids=args.ids)
+    if not claims:
+        raise ValueError(_empty_selection(args))
     if args.subject:
         subject = resolve_subject(args.subject)
         claims = [c for c in claims if c.applies_to(subject)]
@@ -212,6 +248,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 prepare_output_dir(args.report, overwrite=args.overwrite, option="--report")
             subjects = [resolve_subject(s) for s in (args.subject or ["reference", "fast"])]
             claims = select(load_claims(), papers=args.paper, kinds=args.kind, ids=args.ids)
+            if not claims:
+                raise ValueError(_empty_selection(args))
             return _run(claims, subjects, args.budget, args.format, args.report, not args.no_progress, args.soak, command,
                         args.level)
         if args.command == "account":

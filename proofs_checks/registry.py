@@ -15,6 +15,7 @@ prefix, so ``--id zo_o2nc.lemma3_1`` picks the whole lemma).
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 from collections.abc import Iterable
@@ -22,7 +23,7 @@ from collections.abc import Iterable
 from .claim import KINDS, PAPERS, Claim
 from .folders import CLAIMS_PACKAGE, FOUNDATIONS, claim_folders
 
-__all__ = ["CLAIMS_PACKAGE", "FOUNDATIONS", "claim_folders", "claim_modules", "load_claims", "select"]
+__all__ = ["CLAIMS_PACKAGE", "FOUNDATIONS", "claim_folders", "claim_modules", "load_claims", "select", "nearest_ids"]
 
 def claim_modules(package: str = CLAIMS_PACKAGE) -> list[str]:
     """Every public claim module, folder by folder, by name."""
@@ -66,6 +67,9 @@ def select(
     kinds: Iterable[str] = (),
     ids: Iterable[str] = (),
 ) -> list[Claim]:
+    for name, value in (("papers", papers), ("kinds", kinds), ("ids", ids)):
+        if isinstance(value, str):  # a bare string would select by its characters, i.e. nothing
+            raise TypeError(f"{name} must be a list of strings, got the string {value!r}; write [{value!r}]")
     papers, kinds, ids = list(papers), list(kinds), list(ids)
     for p in papers:
         if p not in PAPERS:
@@ -83,3 +87,12 @@ def select(
             continue
         out.append(claim)
     return out
+
+
+def nearest_ids(claims: Iterable[Claim], wanted: str, count: int = 3) -> list[str]:
+    """The claim ids or id prefixes (``zo_o2nc.lemma3_1``) closest to ``wanted``, for "did you mean" hints."""
+    names = set()
+    for claim in claims:
+        parts = claim.id.split(".")
+        names.update(".".join(parts[:k]) for k in range(1, len(parts) + 1))
+    return difflib.get_close_matches(wanted, sorted(names), n=count, cutoff=0.5)
