@@ -359,6 +359,20 @@ def _neighbours(gen, objective, b: int, mode: str, x):
     return batch, neighbour, directions
 
 
+def _tight_case(axis: int):
+    """The pair attaining the sensitivity bounds of Lemmas 3.1/3.2: d = 4, b = 3, δ = 0.1, L = 2, every direction
+    u_ij = e (the ``axis``-th unit vector), f(·; z_1) = L<e, ·> replaced by −L<e, ·>, at a fixed point x."""
+    d, b, delta, lipschitz = 4, 3, 0.1, 2.0
+    e = np.eye(d)[axis]
+    batch = np.stack([lipschitz * e, 0.5 * lipschitz * e, -0.3 * lipschitz * e])
+    neighbour = batch.copy()
+    neighbour[0] = -lipschitz * e
+    linear = Linear(np.vstack([batch, neighbour]))
+    u = np.broadcast_to(e, (b, d, d)).copy()
+    x = np.array([0.3, -0.2, 0.1, 0.05])
+    return d, b, delta, lipschitz, e, batch, neighbour, linear, u, x
+
+
 def _sensitivity_search(ctx, realised, declared, key):
     """Max over random cases of realised/declared; ``realised(objective, batch, neighbour, u, x, δ, gen)``.
 
@@ -400,14 +414,7 @@ def _check_grad_sensitivity(subject, ctx):
     worst, case = _sensitivity_search(ctx, realised, declared, ("grad_sensitivity",))
 
     # the tight case of Lemma 3.1's sensitivity bound: u_ij ≡ e, f(·; z) = L<e, ·>, f(·; z') = −L<e, ·>
-    d, b, delta, lipschitz = 4, 3, 0.1, 2.0
-    e = np.eye(d)[1]
-    batch = np.stack([lipschitz * e, 0.5 * lipschitz * e, -0.3 * lipschitz * e])
-    neighbour = batch.copy()
-    neighbour[0] = -lipschitz * e
-    linear = Linear(np.vstack([batch, neighbour]))
-    u = np.broadcast_to(e, (b, d, d)).copy()
-    x = np.array([0.3, -0.2, 0.1, 0.05])
+    d, b, delta, lipschitz, e, batch, neighbour, linear, u, x = _tight_case(axis=1)
     diff = np.asarray(subject.two_point_estimate(linear.loss, x, batch, u, delta), dtype=np.float64) - np.asarray(
         subject.two_point_estimate(linear.loss, x, neighbour, u, delta), dtype=np.float64)
     tight = float(np.linalg.norm(diff)) / (2 * d * lipschitz / b)
@@ -611,14 +618,7 @@ def _check_diff_sensitivity(subject, ctx):
     worst, case = _sensitivity_search(ctx, realised, declared, ("diff_sensitivity",))
 
     # tight case: u_ij ≡ e, x − y ∥ e, f = ±L<e, ·>
-    d, b, delta, lipschitz = 4, 3, 0.1, 2.0
-    e = np.eye(d)[2]
-    batch = np.stack([lipschitz * e, 0.5 * lipschitz * e, -0.3 * lipschitz * e])
-    neighbour = batch.copy()
-    neighbour[0] = -lipschitz * e
-    linear = Linear(np.vstack([batch, neighbour]))
-    u = np.broadcast_to(e, (b, d, d)).copy()
-    x = np.array([0.3, -0.2, 0.1, 0.05])
+    d, b, delta, lipschitz, e, batch, neighbour, linear, u, x = _tight_case(axis=2)
     y = x - 0.07 * e
     diff = np.asarray(subject.diff_estimate(linear.loss, x, y, batch, u, delta), dtype=np.float64) - np.asarray(
         subject.diff_estimate(linear.loss, x, y, neighbour, u, delta), dtype=np.float64)
