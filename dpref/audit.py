@@ -1,9 +1,9 @@
 """``dpref audit``: empirical privacy audits from the command line (docs/audits.md).
 
-    dpref audit list [--format table|json]
+    dpref audit list [--format table|json] [--wide]
     dpref audit run NAME [--trials N] [--seed S] [--executor serial|local|dask://HOST:PORT] [--shards K]
-                         [--confidence C] [--threshold-strategy bonferroni_grid|split] [--report DIR]
-                         [--format table|json] [--no-progress]
+                         [--workers W] [--confidence C] [--threshold-strategy bonferroni_grid|split]
+                         [--report DIR [--overwrite]] [--format table|json] [--wide] [--quiet | -q]
 
 NAME is a built-in scenario (``empirical_dp.registry.SCENARIOS``), a planted bug (``empirical_dp.planted.PLANTED``)
 or ``module:attr`` / ``path/file.py:attr`` naming a ``Scenario`` (``reference.loading``; the current directory is
@@ -17,14 +17,39 @@ the claim and its false-alarm probability (1 − its confidence after the Bonfer
 (what one threshold chosen from the true law certifies on the same counted data) and ε_lb minus it; and the
 search-based oracle ε_lb ("best threshold searched on the counted data (not a bound, optimistic)"). With
 --shards > 1 or an executor other than serial the counted shards run through
-``empirical_dp.executors.audit_sharded``. A planted bug that comes out "consistent" is reported as MISSED
-("planted bug not caught at this budget"; json: "missed": true), never as a plain "consistent".
+``empirical_dp.executors.audit_sharded`` (--workers: the local pool's size, default all cores). A planted bug
+that comes out "consistent" is reported as MISSED ("planted bug not caught at this budget"; json: "missed": true),
+never as a plain "consistent".
+
+Integer options (--trials, --seed, --shards, --workers) also take a whole number written like 1e6 or 1_000_000.
+
+Output. Tables fit ``reference.reporting.TABLE_WIDTH`` = 120 columns: ``list`` shortens its descriptions (ending
+them in "…"), ``run`` wraps a long field onto indented continuation lines; --wide prints every field in full on
+one line. A missing value is ``reference.reporting.MISSING`` ("n/a") in tables and null in JSON. JSON numbers are
+JSON numbers (numpy scalars converted; the infinities, which JSON lacks, are the strings "inf" and "-inf"; never
+NaN); an audit holds no high-precision (mpmath) value, so there is no decimal-string field. ``list`` reads the
+static ``empirical_dp.catalogue`` (no scenario is built, no SciPy imported: it answers at once); ``run`` builds
+the scenario and reports its computed values.
+
+Progress. ``run`` shows a bar over the 2 × N outputs drawn, serial or sharded, on every executor; ``quick_audits``
+one over the audits. On a terminal it is redrawn in place; when stderr is piped or redirected it is written as whole
+lines, at most one every 10 s (``reference.progress.progress_bar``). --quiet (-q; the old --no-progress) hides it.
+Progress goes to stderr only, so ``--format json`` output stays clean.
 
 Exit codes: 0 consistent, or a violation of a planted bug (printed "violation (expected: planted bug)"), or a
 planted bug missed at the chosen budget (printed as missed: a lack of power, not a finding about a mechanism);
-1 a violation of a scenario that is not a planted bug; 2 bad usage (the message names the parameter): among
-them a NAME that cannot be loaded, an unreachable Dask scheduler (``executors.DASK_CONNECT_TIMEOUT``) and a budget
-whose estimated memory exceeds ``memory_limit()`` (``check_memory``) — each one ``dpref: error:`` line.
+1 a violation of a scenario that is not a planted bug; 2 bad usage. Every refusal is one line on stderr,
+``dpref: error: <reason>``, naming the option or NAME, printed before anything is computed (no traceback, no
+progress): an option that is not an integer or not one of its choices, an unknown option; --trials < 2, --seed <
+0, --shards < 1 or more than the counted trials, --workers < 1 or without --executor local, --confidence outside
+(0.5, 1), an --executor that is none of serial, local or dask://HOST:PORT, a planted bug on --executor local
+(its scenario holds closures a process pool cannot send); a NAME that cannot be loaded (unknown name, missing
+file, the user's module raising on import, not a ``Scenario``) or whose scenario raises when it draws or scores a
+first output (``_preflight``; also any later exception of a user's scenario); an unreachable Dask scheduler
+(``executors.DASK_CONNECT_TIMEOUT``); a budget whose estimated memory exceeds ``memory_limit()`` (``check_memory``);
+a --report directory that cannot be used.
+
+Start-up: this module imports the audit library (SciPy, statsmodels, the scenario modules) only when an audit runs.
 
 ``quick_audits()`` runs every shipped scenario at a quick budget and every planted bug at its budget for
 ``dpref check``; each record names the claim, the deciding bound, its margin and false-alarm probability, and
@@ -35,21 +60,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import re
 import sys
+import textwrap
 import time
 
-import numpy as np
 import pandas as pd
 
-from empirical_dp import audit as audit_module
-from empirical_dp.audit import GRID_THRESHOLD_FRACTION, SPLIT_THRESHOLD_FRACTION, split_sizes
-from empirical_dp import executors
-from empirical_dp import planted as planted_module
-from empirical_dp.report import epsilon_by_trials, result_record, write_audit_report
-from empirical_dp.registry import SCENARIOS
-from empirical_dp.scenarios import Scenario
-from reference.reporting import prepare_output_dir, render
+from empirical_dp.catalogue import CATALOGUE
+from dpref.parsing import OneLineParser, integer, one_line_errors
+from reference.progress import progress_bar
+from reference.reporting import MISSING, TABLE_WIDTH, prepare_output_dir, render
 
 __all__ = ["register", "run", "quick_audits", "QUICK_TRIALS", "QUICK_TRIALS_BY_SCENARIO", "QUICK_CONFIDENCE",
            "DEFAULT_TRIALS", "ORACLE_LABEL", "KNOWN_LAW_LABEL", "MISSED_NOTE", "verdict_text", "outcome_fields"]
@@ -58,7 +81,8 @@ __all__ = ["register", "run", "quick_audits", "QUICK_TRIALS", "QUICK_TRIALS_BY_S
 #: ``empirical_dp.planted.PLANTED``, sized for a bound valid for their claim at ``QUICK_CONFIDENCE``).
 QUICK_TRIALS = 200_000
 #: Smaller quick budgets for scenarios that run a whole algorithm per trial (T = 100 DPZero steps each).
-QUICK_TRIALS_BY_SCENARIO = {"dpzero-full-run": 2_000, "dpzero-full-run-poisson": 1_000, "dpzero-published": 100}
+QUICK_TRIALS_BY_SCENARIO = {"dpzero-full-run": 2_000, "dpzero-full-run-poisson": 1_000, "dpzero-published": 100,
+                            "zo_o2nc-published": 50}
 #: Joint confidence of every quick audit's verdict: a correct (even exactly tight) mechanism is reported as a
 #: violation with probability at most 1e-6, the level of the claims; the planted bugs' budgets are sized so that
 #: they are still caught at this confidence.
@@ -66,7 +90,7 @@ QUICK_CONFIDENCE = 1 - 1e-6
 #: Trials per dataset of ``audit run`` on a scenario when --trials is not given.
 DEFAULT_TRIALS = 100_000
 #: Smaller defaults for scenarios whose trial is a whole run written out as files (milliseconds each).
-DEFAULT_TRIALS_BY_SCENARIO = {"dpzero-published": 1_000}
+DEFAULT_TRIALS_BY_SCENARIO = {"dpzero-published": 1_000, "zo_o2nc-published": 300}
 #: How the oracle value is labelled everywhere: it is chosen on the counted data, so it certifies nothing.
 ORACLE_LABEL = "best threshold searched on the counted data (not a bound, optimistic)"
 #: How the known-law oracle is labelled: the ε_lb one threshold fixed from the true law would certify on the same data.
@@ -80,32 +104,54 @@ BOUND_LABELS = {"clopper_pearson_epsilon": "epsilon_lb", "gdp_mu": "mu_lb"}
 
 
 def _planted() -> dict:
+    from empirical_dp import planted as planted_module  # imported when an audit runs, not for `audit list`
+
     return getattr(planted_module, "PLANTED", {})
+
+
+def _scenarios() -> dict:
+    from empirical_dp.registry import SCENARIOS  # read at call time: tests may patch the registry
+
+    return SCENARIOS
+
+
+# ---------------------------------------------------------------------------------------------------
+# Parsing: one-line refusals
 
 
 def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``audit`` command (sub-commands ``list`` and ``run``) to an argparse sub-parser set."""
     audit = subparsers.add_parser("audit", help="empirical privacy audits (epsilon lower bounds)",
                                   description=__doc__.split("\n\n")[0])
-    commands = audit.add_subparsers(dest="audit_command", required=True)
+    one_line_errors(audit)  # `dpref audit` without a sub-command, or an unknown one: one line too
+    commands = audit.add_subparsers(dest="audit_command", required=True, metavar="{list,run}",
+                                    parser_class=OneLineParser)
     listing = commands.add_parser("list", help="shipped scenarios and planted bugs")
     listing.add_argument("--format", default="table", choices=("table", "json"))
+    listing.add_argument("--wide", action="store_true", help=f"show every column in full (default: fit "
+                                                              f"{TABLE_WIDTH} columns)")
     run_parser = commands.add_parser("run", help="audit a scenario, a planted bug, module:attr or file.py:attr")
     run_parser.add_argument("name", metavar="NAME", help="scenario, planted bug, module:attr or path/file.py:attr")
-    run_parser.add_argument("--trials", type=int, default=None, metavar="N",
-                            help=f"outputs per dataset (default {DEFAULT_TRIALS}; dpzero-published "
+    run_parser.add_argument("--trials", type=integer, default=None, metavar="N",
+                            help=f"outputs per dataset, >= 2 (default {DEFAULT_TRIALS}; dpzero-published "
                                  f"{DEFAULT_TRIALS_BY_SCENARIO['dpzero-published']}; planted bugs: their budget)")
-    run_parser.add_argument("--seed", type=int, default=0, metavar="S")
+    run_parser.add_argument("--seed", type=integer, default=0, metavar="S", help="audit seed, >= 0 (default 0)")
     run_parser.add_argument("--executor", default="serial", metavar="EXECUTOR",
                             help="serial | local | dask://HOST:PORT")
-    run_parser.add_argument("--shards", type=int, default=1, metavar="K")
-    run_parser.add_argument("--confidence", type=float, default=0.95, metavar="C")
+    run_parser.add_argument("--shards", type=integer, default=1, metavar="K", help="counted shards, >= 1")
+    run_parser.add_argument("--workers", type=integer, default=None, metavar="W",
+                            help="processes of --executor local, >= 1 (default: all cores)")
+    run_parser.add_argument("--confidence", type=float, default=0.95, metavar="C", help="in (0.5, 1)")
     run_parser.add_argument("--threshold-strategy", default="bonferroni_grid", choices=("split", "bonferroni_grid"),
                             help="a Bonferroni grid of select-split thresholds (default) or one select-split threshold")
     run_parser.add_argument("--report", default=None, metavar="DIR", help="write md/json/csv, manifest and plots")
     run_parser.add_argument("--overwrite", action="store_true", help="allow --report into a non-empty directory")
     run_parser.add_argument("--format", default="table", choices=("table", "json"))
-    run_parser.add_argument("--no-progress", action="store_true", help="hide the shard progress bar")
+    run_parser.add_argument("--wide", action="store_true", help=f"print long fields on one line (default: wrap "
+                                                                 f"them at {TABLE_WIDTH} columns)")
+    run_parser.add_argument("--quiet", "-q", action="store_true",
+                            help="no progress bar (it goes to stderr; piped, it prints a line every 10 s)")
+    run_parser.add_argument("--no-progress", dest="quiet", action="store_true", help=argparse.SUPPRESS)  # old name
     return audit
 
 
@@ -113,25 +159,36 @@ def register(subparsers) -> argparse.ArgumentParser:
 # Targets
 
 
+#: Fields of ``audit list --format json`` (one record per scenario and planted bug).
 LIST_COLUMNS = ["name", "kind", "claim_type", "claimed_epsilon", "claimed_mu", "tight_epsilon", "description"]
-
-
-def _list_row(name: str, kind: str, scenario: Scenario) -> dict:
-    return {"name": name, "kind": kind, "claim_type": scenario.claim_type, "claimed_epsilon": scenario.claimed_epsilon,
-            "claimed_mu": scenario.claimed_mu, "tight_epsilon": scenario.tight_epsilon,
-            "description": scenario.description}
+#: Table headers of ``audit list`` (short, so that the names and some description fit 120 columns) → JSON field.
+LIST_TABLE = {"name": "name", "kind": "kind", "claim": "claim_type", "eps": "claimed_epsilon", "mu": "claimed_mu",
+              "tight_eps": "tight_epsilon", "description": "description"}
 
 
 def _list_records() -> list[dict]:
-    rows = [_list_row(name, "scenario", scenario) for name, scenario in SCENARIOS.items()]
-    rows += [_list_row(name, "planted bug", factory()) for name, (factory, _, _) in _planted().items()]
-    return rows
+    """One record per built-in scenario and planted bug, from the static ``empirical_dp.catalogue`` (no scenario
+    is built; ``tests/test_audit_listing.py`` checks it against the built scenarios)."""
+    return [entry._asdict() for entry in CATALOGUE]
 
 
-def _resolve(name: str) -> tuple[str, Scenario]:
+def _list(args) -> int:
+    frame = pd.DataFrame(_list_records(), columns=LIST_COLUMNS)
+    if args.format == "json":
+        print(render(frame, "json"))
+        return 0
+    table = frame[list(LIST_TABLE.values())].set_axis(list(LIST_TABLE), axis=1)
+    print(render(table, "table", width=None if args.wide else TABLE_WIDTH))
+    return 0
+
+
+def _resolve(name: str):
     """("scenario" | "planted" | "external", Scenario) for NAME; ValueError naming NAME otherwise."""
-    if name in SCENARIOS:
-        return "scenario", SCENARIOS[name]
+    from empirical_dp import executors
+
+    scenarios = _scenarios()
+    if name in scenarios:
+        return "scenario", scenarios[name]
     if name in _planted():
         return "planted", _planted()[name][0]()
     if ":" in name:
@@ -139,8 +196,29 @@ def _resolve(name: str) -> tuple[str, Scenario]:
             return "external", executors.resolve_scenario(name)
         except (ValueError, TypeError) as exc:  # LoadError (missing file, import error, no attribute) or not a Scenario
             raise ValueError(f"NAME {name!r} does not name a Scenario: {exc}") from None
-    raise ValueError(f"NAME must be a scenario ({', '.join(SCENARIOS)}), a planted bug ({', '.join(_planted())}), "
+    raise ValueError(f"NAME must be a scenario ({', '.join(scenarios)}), a planted bug ({', '.join(_planted())}), "
                      f"'module:attr' or 'path/file.py:attr', got {name!r}")
+
+
+def _preflight(name: str, scenario) -> None:
+    """Draw and score one output on D and one on D′ of a user's scenario, so that one that raises (or returns
+    something that is not (1, k) outputs, or no finite score) is refused in one line naming NAME before the audit
+    starts (and before any progress is shown)."""
+    import numpy as np
+    from reference.loading import one_line
+
+    try:
+        if scenario.log_likelihood_ratio is None:
+            raise ValueError("the scenario has no log_likelihood_ratio (the default attack)")
+        for which in (0, 1):
+            outputs = np.asarray(scenario.sample(np.random.default_rng(0), 1, which), dtype=np.float64)
+            if outputs.ndim != 2 or outputs.shape[0] != 1:
+                raise ValueError(f"sample(rng, 1, {which}) must return (1, k) outputs, got shape {outputs.shape}")
+            scores = np.asarray(scenario.log_likelihood_ratio(outputs), dtype=np.float64)
+            if scores.shape != (1,) or not np.all(np.isfinite(scores)):
+                raise ValueError(f"log_likelihood_ratio must map (1, k) outputs to one finite score, got {scores!r}")
+    except Exception as exc:  # the user's code: any exception, said in one line
+        raise ValueError(f"NAME {name!r}: the scenario fails on a first output: {one_line(exc)}") from None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -168,20 +246,29 @@ def memory_limit() -> int:
     return int(MEMORY_FRACTION * physical) if physical > 0 else FALLBACK_MEMORY_LIMIT
 
 
-def _output_width(scenario: Scenario) -> int:
+def _output_width(scenario) -> int:
     """k, the width of one output (one trial drawn on D); 1 if the scenario cannot say."""
+    import numpy as np
+
     try:
         return max(1, int(np.shape(scenario.sample(np.random.default_rng(0), 1, 0))[-1]))
     except Exception:  # a user scenario that fails here fails with its own message in the audit
         return 1
 
 
+def _split_fraction(strategy: str) -> float:
+    from empirical_dp.audit import GRID_THRESHOLD_FRACTION, SPLIT_THRESHOLD_FRACTION
+
+    return GRID_THRESHOLD_FRACTION if strategy == "bonferroni_grid" else SPLIT_THRESHOLD_FRACTION
+
+
 def estimate_audit_bytes(trials: int, shards: int, strategy: str, width: int) -> tuple[int, int]:
     """(bytes for the scores, bytes for the largest shard's outputs) of an audit with these parameters: scores are
     kept for all 2 × trials draws (``SCORE_COPIES`` float64 copies); outputs only for one shard (or the select
     split) at a time, per dataset (``OUTPUT_COPIES`` copies of trials × ``width`` float64)."""
-    fraction = GRID_THRESHOLD_FRACTION if strategy == "bonferroni_grid" else SPLIT_THRESHOLD_FRACTION
-    select, sizes = split_sizes(trials, fraction, shards)
+    from empirical_dp.audit import split_sizes
+
+    select, sizes = split_sizes(trials, _split_fraction(strategy), shards)
     largest = max([select, *sizes])
     return 8 * SCORE_COPIES * 2 * trials, 8 * OUTPUT_COPIES * largest * width
 
@@ -194,7 +281,7 @@ def _size(n: float) -> str:
     return f"{n:.3g} PB"  # pragma: no cover
 
 
-def check_memory(trials: int, shards: int, strategy: str, scenario: Scenario) -> None:
+def check_memory(trials: int, shards: int, strategy: str, scenario) -> None:
     """ValueError (one line naming the size and --trials / --shards) when the audit would not fit in
     ``memory_limit()``."""
     limit = memory_limit()
@@ -208,19 +295,54 @@ def check_memory(trials: int, shards: int, strategy: str, scenario: Scenario) ->
                      f"memory, more than the limit {_size(limit)} ({MEMORY_FRACTION:g} of physical memory): {advice}")
 
 
-def _runner(kind: str, name: str, scenario: Scenario, *, seed, executor, shards, confidence, progress,
-            strategy="bonferroni_grid"):
+# ---------------------------------------------------------------------------------------------------
+# Options checked before anything is built or drawn
+
+
+def _check_options(args) -> None:
+    """ValueError, one line naming the option, for every option value that cannot run (module docstring)."""
+    from empirical_dp.audit import split_sizes
+    from empirical_dp.executors import check_executor
+
+    if args.trials is not None and args.trials < 2:
+        raise ValueError(f"--trials must be >= 2, got {args.trials}")
+    if args.seed < 0:
+        raise ValueError(f"--seed must be >= 0, got {args.seed}")
+    if args.shards < 1:
+        raise ValueError(f"--shards must be >= 1, got {args.shards}")
+    if not 0.5 < args.confidence < 1:  # NaN fails too
+        raise ValueError(f"--confidence must lie in (0.5, 1), got {args.confidence}")
+    if args.workers is not None and args.workers < 1:
+        raise ValueError(f"--workers must be >= 1, got {args.workers}")
+    if args.workers is not None and args.executor != "local":
+        raise ValueError(f"--workers applies only to --executor local, got --executor {args.executor}")
+    try:
+        check_executor(args.executor)
+    except ValueError:
+        raise ValueError(f"--executor must be serial, local or dask://HOST:PORT (port 1-65535), "
+                         f"got {args.executor!r}") from None
+    if args.trials is not None:
+        count = args.trials - split_sizes(args.trials, _split_fraction(args.threshold_strategy))[0]
+        if args.shards > count:
+            raise ValueError(f"--shards must be <= the counted trials per dataset ({count:,} of --trials "
+                             f"{args.trials:,}), got {args.shards}")
+
+
+def _runner(kind: str, name: str, scenario, *, seed, executor, shards, confidence, progress,
+            strategy="bonferroni_grid", workers=None):
     """trials → AuditResult for the chosen target, executor and threshold strategy."""
+    from empirical_dp import audit as audit_module
+    from empirical_dp import executors
+
     sharded = shards > 1 or executor != "serial"
     attack = _planted()[name][1](scenario) if kind == "planted" else None
-    if not sharded:
-        if kind == "planted" and strategy == "bonferroni_grid":
-            return lambda n: planted_module.audit_planted(name, seed, n, confidence=confidence)
+    if not sharded:  # the scenario built once (a planted bug's factory may train a feature: not twice)
         return lambda n: audit_module.audit(scenario, n, seed=seed, attack=attack, confidence=confidence,
-                                            threshold_strategy=strategy)
+                                            threshold_strategy=strategy, progress=progress)
     spec = name if kind in ("scenario", "external") else scenario  # names travel to workers, objects may not
-    return lambda n: executors.audit_sharded(spec, n, seed=seed, shards=shards, executor=executor, attack=attack,
-                                             confidence=confidence, progress=progress, threshold_strategy=strategy)
+    return lambda n: executors.audit_sharded(spec, n, seed=seed, shards=shards, executor=executor, workers=workers,
+                                             attack=attack, confidence=confidence, progress=progress,
+                                             threshold_strategy=strategy)
 
 
 def verdict_text(kind: str, verdict: str) -> str:
@@ -237,6 +359,10 @@ def outcome_fields(kind: str, verdict: str) -> dict:
     expected = "violation" if kind == "planted" else "consistent"
     missed = kind == "planted" and verdict != "violation"
     return {"expected": expected, "missed": missed, "ok": verdict == expected, "note": MISSED_NOTE if missed else ""}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Output
 
 
 def _decision_text(record: dict) -> str:
@@ -260,8 +386,8 @@ def _bound_role(record: dict, bound: str) -> str:
 
 
 def _fmt(value) -> str:
-    if value is None:
-        return "-"
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
     if isinstance(value, float):
         return f"{value:.6g}"
     return str(value)
@@ -274,7 +400,31 @@ def _claim_text(record: dict) -> str:
     return f"(epsilon, delta) = ({_fmt(record['claimed_epsilon'])}, {_fmt(record['delta'])})"
 
 
-def _table(record: dict) -> str:
+_PIECES = re.compile(r"(  +|(?<=;) )")  # where a long value may be wrapped: between its parts, after a ";"
+
+
+def _wrap(key: str, value: str, key_width: int, width: int | None) -> list[str]:
+    """``key  value`` as one line, or, when longer than ``width``, as several: the value broken between its parts
+    (two spaces apart, or after "; "), then at spaces, continuation lines indented under the value."""
+    first = f"{key:<{key_width}}  "
+    if width is None or len(first) + len(value) <= width:
+        return [first + value]
+    room = max(24, width - len(first))
+    parts = _PIECES.split(value)
+    lines, line = [], parts[0]
+    for separator, text in zip(parts[1::2], parts[2::2]):
+        if len(line) + len(separator) + len(text) <= room:
+            line += separator + text
+        else:
+            lines.append(line)
+            line = text
+    lines.append(line)
+    wrapped = [piece for line in lines
+               for piece in (textwrap.wrap(line, room, break_long_words=False, break_on_hyphens=False) or [""])]
+    return [first + wrapped[0]] + [" " * len(first) + piece for piece in wrapped[1:]]
+
+
+def _table(record: dict, width: int | None = TABLE_WIDTH) -> str:
     lines = [
         ("scenario", f"{record['scenario']} ({record['kind']})"),
         ("claim", _claim_text(record)),
@@ -307,8 +457,32 @@ def _table(record: dict) -> str:
     ]
     if record.get("report"):
         lines.append(("report", record["report"]))
-    width = max(len(k) for k, _ in lines)
-    return "\n".join(f"{k:<{width}}  {v}" for k, v in lines)
+    key_width = max(len(k) for k, _ in lines)
+    return "\n".join(line for key, value in lines for line in _wrap(key, value, key_width, width))
+
+
+def _json_value(value):
+    """A value for ``json.dumps``: numpy scalars as Python numbers, NaN as null, ±inf as "inf"/"-inf" (JSON has
+    neither), containers converted item by item."""
+    if isinstance(value, dict):
+        return {str(k): _json_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_value(v) for v in value]
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if hasattr(value, "item") and callable(value.item):  # numpy scalar
+        value = value.item()
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return value
+    return str(value)
 
 
 def _series_counts(trials: int) -> list[int]:
@@ -317,25 +491,48 @@ def _series_counts(trials: int) -> list[int]:
 
 
 def _run_audit(args) -> int:
-    if args.trials is not None and args.trials < 2:
-        raise ValueError(f"--trials must be >= 2, got {args.trials}")
-    if args.shards < 1:
-        raise ValueError(f"--shards must be >= 1, got {args.shards}")
-    if not 0.5 < args.confidence < 1:
-        raise ValueError(f"--confidence must lie in (0.5, 1), got {args.confidence}")
+    from reference.loading import one_line
+
+    _check_options(args)
+    if args.executor == "local" and args.name in _planted() and args.name not in _scenarios():
+        raise ValueError(f"--executor local cannot run the planted bug {args.name!r}: its scenario holds closures "
+                         "that a process pool cannot send; use --executor serial (any --shards) or dask://HOST:PORT")
     kind, scenario = _resolve(args.name)
+    if kind == "external":
+        _preflight(args.name, scenario)
     trials = args.trials
     if trials is None:
         trials = _planted()[args.name][2] if kind == "planted" else DEFAULT_TRIALS_BY_SCENARIO.get(args.name,
                                                                                                 DEFAULT_TRIALS)
+        _check_options(argparse.Namespace(**{**vars(args), "trials": trials}))  # --shards against the default
     check_memory(trials, args.shards, args.threshold_strategy, scenario)
     if args.report:  # probed before any computation: a bad location must not cost the result
         prepare_output_dir(args.report, overwrite=args.overwrite, option="--report")
+    progress = not args.quiet
     run = _runner(kind, args.name, scenario, seed=args.seed, executor=args.executor, shards=args.shards,
-                  confidence=args.confidence, progress=not args.no_progress, strategy=args.threshold_strategy)
-    start = time.perf_counter()
-    result = run(trials)
-    seconds = time.perf_counter() - start
+                  confidence=args.confidence, progress=progress, strategy=args.threshold_strategy,
+                  workers=args.workers)
+    try:
+        start = time.perf_counter()
+        result = run(trials)
+        seconds = time.perf_counter() - start
+        series = None
+        if args.report:
+            serial = _runner(kind, args.name, scenario, seed=args.seed, executor="serial", shards=1,
+                             confidence=args.confidence, progress=progress, strategy=args.threshold_strategy)
+            from empirical_dp.report import epsilon_by_trials
+
+            series = epsilon_by_trials(serial, _series_counts(trials))
+    except Exception as exc:
+        if kind != "external":
+            raise
+        raise ValueError(f"NAME {args.name!r}: the scenario failed during the audit: {one_line(exc)}") from None
+    return _finish(args, kind, scenario, result, seconds, series)
+
+
+def _finish(args, kind, scenario, result, seconds, series) -> int:
+    from empirical_dp.report import result_record, write_audit_report
+
     record = {"kind": kind, **result_record(result), "seconds": seconds}
     record["verdict_text"] = verdict_text(kind, result.verdict)
     record["oracle_note"] = ORACLE_LABEL
@@ -343,9 +540,6 @@ def _run_audit(args) -> int:
     outcome = outcome_fields(kind, result.verdict)
     record.update(expected=outcome["expected"], missed=outcome["missed"], note=outcome["note"])
     if args.report:
-        serial = _runner(kind, args.name, scenario, seed=args.seed, executor="serial", shards=1,
-                         confidence=args.confidence, progress=False, strategy=args.threshold_strategy)
-        series = epsilon_by_trials(serial, _series_counts(trials))
         command = "dpref audit run " + " ".join(sys.argv[3:]) if sys.argv[1:2] == ["audit"] else "dpref audit run"
         write_audit_report([result], args.report, mu={result.scenario: scenario.mu} if scenario.mu else None,
                            series={result.scenario: series},
@@ -356,9 +550,9 @@ def _run_audit(args) -> int:
                                                           "missed": record["missed"], "note": record["note"]}})
         record["report"] = str(args.report)
     if args.format == "json":
-        print(json.dumps(record, indent=2))
+        print(json.dumps(_json_value(record), indent=2, allow_nan=False))
     else:
-        print(_table(record))
+        print(_table(record, None if args.wide else TABLE_WIDTH))
     return 1 if result.verdict == "violation" and kind != "planted" else 0
 
 
@@ -366,31 +560,42 @@ def _run_audit(args) -> int:
 # Quick audits for `dpref check`
 
 
-def quick_audits(seed: int = 0) -> list[dict]:
+def quick_audits(seed: int = 0, *, progress: bool = True) -> list[dict]:
     """Every shipped scenario at ``QUICK_TRIALS`` trials (``QUICK_TRIALS_BY_SCENARIO`` for whole-run scenarios) and
     every planted bug at its budget (``empirical_dp.planted.PLANTED``), serially, at ``QUICK_CONFIDENCE``: one
     record each (``QUICK_COLUMNS``) with name, kind, claim (``claim_type``, claimed ε and μ), trials, the bounds,
     verdict, the deciding bound (``decided_by``), its ``margin`` over the claim and its ``false_alarm``
     probability, ``expected`` ("consistent" for scenarios, "violation" for planted bugs), ``missed`` (a planted
     bug reported "consistent"), ``ok`` (verdict == expected), ``note`` ("planted bug not caught at this budget"
-    when missed) and seconds."""
-    targets = [(name, "scenario", lambda n, s=s: audit_module.audit(s, n, seed=seed, confidence=QUICK_CONFIDENCE),
-                QUICK_TRIALS_BY_SCENARIO.get(name, QUICK_TRIALS)) for name, s in SCENARIOS.items()]
+    when missed) and seconds.
+
+    progress: a bar over the audits on stderr, naming the one running (``dpref check`` shows it; pass False to
+    hide it)."""
+    from empirical_dp import audit as audit_module
+    from empirical_dp import planted as planted_module
+
+    scenarios = _scenarios()  # a registry entry is built when its audit starts (some take seconds: in the bar)
+    targets = [(name, "scenario",
+                lambda n, name=name: audit_module.audit(scenarios[name], n, seed=seed, confidence=QUICK_CONFIDENCE),
+                QUICK_TRIALS_BY_SCENARIO.get(name, QUICK_TRIALS)) for name in list(scenarios)]
     targets += [(name, "planted",
                  lambda n, name=name: planted_module.audit_planted(name, seed, n, confidence=QUICK_CONFIDENCE),
                  budget) for name, (_, _, budget) in _planted().items()]
     records = []
-    for name, kind, run, trials in targets:
-        start = time.perf_counter()
-        result = run(trials)
-        records.append({
-            "name": name, "kind": kind, "claim_type": result.claim_type, "trials": result.trials,
-            "claimed_epsilon": result.claimed_epsilon, "claimed_mu": result.claimed_mu,
-            "tight_epsilon": result.tight_epsilon, "epsilon_lb": result.epsilon_lb, "gdp_mu_lb": result.gdp_mu_lb,
-            "gdp_epsilon_lb": result.gdp_epsilon_lb, "verdict": result.verdict, "decided_by": result.decided_by,
-            "margin": result.margin, "false_alarm": result.false_alarm_probability,
-            **outcome_fields(kind, result.verdict), "seconds": time.perf_counter() - start,
-        })
+    with progress_bar(len(targets), "quick audits", "audit", enabled=progress) as bar:
+        for name, kind, run, trials in targets:
+            bar.set_postfix_str(name)
+            start = time.perf_counter()
+            result = run(trials)
+            records.append({
+                "name": name, "kind": kind, "claim_type": result.claim_type, "trials": result.trials,
+                "claimed_epsilon": result.claimed_epsilon, "claimed_mu": result.claimed_mu,
+                "tight_epsilon": result.tight_epsilon, "epsilon_lb": result.epsilon_lb, "gdp_mu_lb": result.gdp_mu_lb,
+                "gdp_epsilon_lb": result.gdp_epsilon_lb, "verdict": result.verdict, "decided_by": result.decided_by,
+                "margin": result.margin, "false_alarm": result.false_alarm_probability,
+                **outcome_fields(kind, result.verdict), "seconds": time.perf_counter() - start,
+            })
+            bar.update()
     return records
 
 
@@ -407,9 +612,7 @@ def run(args) -> int:
     """Run ``dpref audit list|run`` from parsed arguments; returns the exit code (0, 1 or 2)."""
     try:
         if args.audit_command == "list":
-            frame = pd.DataFrame(_list_records(), columns=LIST_COLUMNS)
-            print(render(frame, args.format))
-            return 0
+            return _list(args)
         if args.audit_command == "run":
             return _run_audit(args)
         raise ValueError(f"unknown audit command {args.audit_command!r}")

@@ -23,7 +23,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
+import re
 import sys
+import warnings
 from collections.abc import Sequence
 
 import pandas as pd
@@ -31,14 +35,68 @@ import pandas as pd
 from dpref import account, audit, cite, conform
 from dpref import run as run_command
 from proofs_checks.claim import BORROWED, BUDGETS, HOLDS, KINDS, PAPERS, PASS
+from proofs_checks.claims_index import listing_records, load_index
 from proofs_checks.registry import load_claims, nearest_ids, select
-from reference.reporting import FORMATS, prepare_output_dir, render, to_records, write_report
-from proofs_checks.runner import run_claims, soak
-from proofs_checks.subjects import SubjectError, resolve_subject
+from reference.reporting import FORMATS, TABLE_WIDTH, prepare_output_dir, render, to_records, write_report
+from proofs_checks.protocols import SubjectError
+
+
+# The runner and the subjects import SciPy, statsmodels and the whole reference: imported when a command needs
+# them, so that `dpref claims list`, `audit list` and `--help` answer fast. Module-level names, so tests can
+# replace them.
+def run_claims(*args, **kwargs):
+    from proofs_checks.runner import run_claims as run
+
+    return run(*args, **kwargs)
+
+
+def soak(*args, **kwargs):
+    from proofs_checks.runner import soak as run
+
+    return run(*args, **kwargs)
+
+
+def resolve_subject(spec):
+    from proofs_checks.subjects import resolve_subject as resolve
+
+    return resolve(spec)
 
 OVERWRITE_HELP = "with --report: write into a non-empty directory, overwriting its files (refused otherwise)"
 
-RUN_COLUMNS = ["id", "subject", "verdict", "statistic", "bound", "p_adjusted", "relative_mde", "seconds"]
+RUN_COLUMNS = ["id", "subject", "verdict", "why"]
+#: With --wide: the numbers behind each verdict as well.
+RUN_COLUMNS_WIDE = ["id", "subject", "verdict", "statistic", "bound", "p_adjusted", "relative_mde", "seconds", "why"]
+WIDE_HELP = "show tables in full (default: cut to 120 columns)"
+QUIET_HELP = "no progress bar (it goes to stderr; piped, it prints a line every 10 s)"
+
+# An option value such as "-1e-5" looks like an option to argparse (its negative-number rule knows only
+# plain decimals), which then reports "expected one argument"; ``_join_negative_values`` passes it on as a value.
+_NEGATIVE_NUMBER = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE)
+
+
+def _join_negative_values(argv: list[str]) -> list[str]:
+    """``--delta -1e-5`` → ``--delta=-1e-5``, so that argparse hands the value to the option's own check."""
+    out: list[str] = []
+    for token in argv:
+        previous = out[-1] if out else ""
+        if (_NEGATIVE_NUMBER.match(token) and previous.startswith("--") and "=" not in previous
+                and previous != "--"):
+            out[-1] = f"{previous}={token}"
+        else:
+            out.append(token)
+    return out
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings reach the user as ``dpref: warning: <message>`` on one line, without source paths."""
+    text = " ".join(str(message).split())
+    print(f"dpref: warning: {text}", file=file if file is not None else sys.stderr)
+
+
+def _add_output_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wide", action="store_true", help=WIDE_HELP)
+    parser.add_argument("--quiet", "-q", action="store_true", help=QUIET_HELP)
+    parser.add_argument("--no-progress", dest="quiet", action="store_true", help=argparse.SUPPRESS)
 
 
 def _add_selection(parser: argparse.ArgumentParser) -> None:
@@ -90,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     list_parser = claim_commands.add_parser("list", help="list claims")
     _add_selection(list_parser)
     list_parser.add_argument("--subject", default=None, help="only claims that apply to this subject")
+    list_parser.add_argument("--wide", action="store_true", help=WIDE_HELP)
 
     run_parser = claim_commands.add_parser("run", help="run claims on subjects")
     _add_selection(run_parser)
@@ -106,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
                             help="with --soak: decide every run at this false-alarm level (default: each claim's)")
     run_parser.add_argument("--report", default=None, metavar="DIR", help="write csv/json/markdown + manifest")
     run_parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
-    run_parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    _add_output_options(run_parser)
 
     account.register(commands)
     conform.register(commands)
@@ -118,46 +177,49 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", default="table", choices=FORMATS)
     check.add_argument("--report", default=None, metavar="DIR", help="write csv/json/markdown + manifest")
     check.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
-    check.add_argument("--no-progress", action="store_true")
+    _add_output_options(check)
     _describe(parser)
     return parser
 
 
-def _claims_list(args) -> int:
-    claims = select(load_claims(), papers=args.paper, kinds=args.kind, ids=args.ids)
-    if not claims:
+def _listed(args) -> list[dict]:
+    """The listing records of the selected claims: from the generated index when it is fresh and no --subject is
+    given (no claim module is imported), else from the registry. Refuses an empty selection like ``select``."""
+    records = None if args.subject else load_index()
+    if records is None:
+        claims = select(load_claims(), papers=args.paper, kinds=args.kind, ids=args.ids)
+        if args.subject:
+            subject = resolve_subject(args.subject)
+            claims = [c for c in claims if c.applies_to(subject)]
+        records = listing_records(claims)
+    else:
+        records = [r for r in records
+                   if (not args.paper or r["paper"] in args.paper) and (not args.kind or r["kind"] in args.kind)
+                   and (not args.ids or any(r["id"] == i or r["id"].startswith(i + ".") for i in args.ids))]
+    if not records:
         raise ValueError(_empty_selection(args))
-    if args.subject:
-        subject = resolve_subject(args.subject)
-        claims = [c for c in claims if c.applies_to(subject)]
-    records = [
-        {
-            "id": c.id,
-            "paper": c.paper,
-            "location": c.location,
-            "kind": c.kind,
-            "erratum": c.erratum,
-            "statement": c.statement,
-            "requires": list(c.requires),
-            "mutants": [{"name": m.name, "description": m.description} for m in c.mutants],
-            "mde_target": None if c.mde_target is None else {"quick": c.mde_target.quick, "full": c.mde_target.full},
-            "power_note": c.power_note,
-        }
-        for c in claims
-    ]
+    return records
+
+
+def _claims_list(args) -> int:
+    records = _listed(args)
     if args.format == "json":
-        print(json.dumps(records, indent=2))
+        print(json.dumps(records, indent=2, ensure_ascii=False))
         return 0
     frame = pd.DataFrame(records, columns=["id", "paper", "location", "kind", "erratum", "statement", "requires", "mutants"])
     frame["mutants"] = frame["mutants"].map(lambda ms: ", ".join(m["name"] for m in ms))
     frame["requires"] = frame["requires"].map(", ".join)
-    print(render(frame, args.format, columns=["id", "kind", "location", "mutants"]))
+    print(render(frame, args.format, columns=["id", "kind", "location", "mutants"], width=_width(args)))
     return 0
 
 
-def _soak(claims, subjects, budget, fmt, report, progress, runs, level, command) -> int:
+def _width(args) -> int | None:
+    return None if getattr(args, "wide", False) else TABLE_WIDTH
+
+
+def _soak(claims, subjects, budget, fmt, report, progress, runs, level, command, width) -> int:
     frame = soak(claims, subjects, budget, runs=runs, level=level, progress=progress)
-    print(render(frame, fmt))
+    print(render(frame, fmt, width=width))
     if report:
         write_report(frame, report, manifest={"command": command, "budget": budget, "soak": runs, "level": level,
                                               "pooled_uniformity_p": frame.attrs["pooled_uniformity_p"]}, name="soak")
@@ -190,19 +252,20 @@ def _summary(frame) -> str:
     return ", ".join(parts)
 
 
-def _run(claims, subjects, budget, fmt, report, progress, soak_runs=0, command="", level=None) -> int:
+def _run(claims, subjects, budget, fmt, report, progress, soak_runs=0, command="", level=None,
+         width: int | None = TABLE_WIDTH) -> int:
     if not claims:
         print("no claims selected (or none applies to the chosen subjects)", file=sys.stderr)
         return 2
     if soak_runs:
-        return _soak(claims, subjects, budget, fmt, report, progress, soak_runs, level, command)
+        return _soak(claims, subjects, budget, fmt, report, progress, soak_runs, level, command, width)
     frame = run_claims(claims, subjects, budget, progress=progress)
     if fmt == "json":
-        keep = ["id", "subject", "verdict", "statistic", "bound", "p_value", "p_adjusted", "seed", "seconds", "mde",
-                "relative_mde", "mde_target", "power", "detail"]
+        keep = ["id", "subject", "verdict", "statistic", "bound", "p_value", "p_adjusted", "level", "seed", "seconds",
+                "mde", "relative_mde", "mde_target", "power", "why", "detail"]
         print(json.dumps(to_records(frame[keep]), indent=2))
     else:
-        print(render(frame, fmt, columns=RUN_COLUMNS))
+        print(render(frame, fmt, columns=RUN_COLUMNS if width is not None else RUN_COLUMNS_WIDE, width=width))
     if report:
         write_report(frame, report, manifest={"command": command, "budget": budget})
     bad = frame[~frame["verdict"].isin(HOLDS)]
@@ -213,13 +276,13 @@ def _run(claims, subjects, budget, fmt, report, progress, soak_runs=0, command="
     return 1 if len(bad) else 0
 
 
-def _check_audits(fmt, report, command) -> int:
+def _check_audits(fmt, report, command, width, progress) -> int:
     """``dpref check``'s audit part: every shipped scenario must come out "consistent" and every planted bug
     "violation" (``audit.quick_audits``); exit 1 otherwise. The table goes to stdout for table/markdown and to
     stderr for json/csv, which keeps the claims output machine-readable."""
-    frame = audit.quick_audits_frame(audit.quick_audits())
+    frame = audit.quick_audits_frame(audit.quick_audits(progress=progress))
     out = sys.stdout if fmt in ("table", "markdown") else sys.stderr
-    print(render(frame, "markdown" if fmt == "markdown" else "table"), file=out)
+    print(render(frame, "markdown" if fmt == "markdown" else "table", width=width), file=out)
     if report:
         write_report(frame, report, manifest={"command": command, "budget": "quick"}, name="audits")
     bad = frame[~frame["ok"]]
@@ -231,9 +294,28 @@ def _check_audits(fmt, report, command) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:  # `dpref claims list | head`: the reader left; say nothing more (Python docs' recipe)
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
-    command = "dpref " + " ".join(argv if argv is not None else sys.argv[1:])
+    args = parser.parse_args(_join_negative_values(argv))
+    command = "dpref " + " ".join(argv)
+    # Libraries that log (dp_accounting through absl) get the same one-line form; set before they configure
+    # the root logger themselves, which then is a no-op.
+    logging.basicConfig(format="dpref: warning: %(name)s: %(message)s", level=logging.WARNING)
+    with warnings.catch_warnings():
+        warnings.showwarning = _one_line_warning
+        return _dispatch(parser, args, command)
+
+
+def _dispatch(parser: argparse.ArgumentParser, args, command: str) -> int:
     try:
         if args.command == "claims" and args.claims_command == "list":
             return _claims_list(args)
@@ -250,8 +332,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             claims = select(load_claims(), papers=args.paper, kinds=args.kind, ids=args.ids)
             if not claims:
                 raise ValueError(_empty_selection(args))
-            return _run(claims, subjects, args.budget, args.format, args.report, not args.no_progress, args.soak, command,
-                        args.level)
+            return _run(claims, subjects, args.budget, args.format, args.report, not args.quiet, args.soak, command,
+                        args.level, _width(args))
         if args.command == "account":
             return account.run(args)
         if args.command == "conform":
@@ -266,11 +348,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.report:
                 prepare_output_dir(args.report, overwrite=args.overwrite, option="--report")
             subjects = [resolve_subject("reference"), resolve_subject("fast")]
-            code = _run(load_claims(), subjects, "quick", args.format, args.report, not args.no_progress, 0, command)
-            return max(code, _check_audits(args.format, args.report, command))
+            code = _run(load_claims(), subjects, "quick", args.format, args.report, not args.quiet, 0, command,
+                        width=_width(args))
+            return max(code, _check_audits(args.format, args.report, command, _width(args), not args.quiet))
     except (SubjectError, ValueError) as exc:
         print(f"dpref: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        raise  # handled by main
     except OSError as exc:  # e.g. a report directory that became unwritable after the check at the start
         print(f"dpref: error: {exc}", file=sys.stderr)
         return 2

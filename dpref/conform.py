@@ -1,13 +1,30 @@
 """``dpref conform accountants``: our accountant beside the installed libraries (docs/accounting.md, Conformance).
 
     dpref conform accountants [--format table|markdown|csv|json] [--report DIR [--overwrite]] [--libraries NAME ...]
-                              [--grid default|small] [--workers N] [--no-progress]
+                              [--grid default|small] [--workers N] [--wide] [--quiet | -q]
 
-Prints one row per grid point (z, q, T, δ): our mpmath and float64 RDP ε, the exact ε where q = 1, each library's ε
-and relative difference, the RDP-curve agreement with dp_accounting, and the ``unsafe`` / ``loose`` flags with a
+One row per grid point (z, q, T, δ): our mpmath and float64 RDP ε, the exact ε where q = 1, each library's ε,
+relative difference and status, the RDP-curve agreement with dp_accounting, and the ``unsafe`` / ``loose`` flags with a
 verdict and explanation (``proofs_checks.adapters.conformance``). Libraries that are not installed are reported, not
-fatal. The --report directory is created and checked before computing (``reference.reporting.prepare_output_dir``):
-a path under a regular file, an unwritable directory or a non-empty one without --overwrite is bad usage.
+fatal.
+
+Output. The table (``reference.reporting.render``) fits 120 columns: z, q, T, δ, our mpmath ε, the exact ε, our
+float64 path's relative difference and the libraries flagged unsafe or loose; --wide adds every library's ε and relative
+difference and the RDP-curve agreement, in full. Markdown holds the wide columns, then the flagged points with their
+explanation. csv and json carry every column. A missing value — the exact ε where q < 1, a library that is not
+installed, not run at that point (the slow libraries run on a sub-grid) or failed — is ``n/a`` in tables, ``null`` in
+JSON and empty in CSV; numeric columns hold numbers only (JSON numbers; an infinite ε that a library returns is
+"inf", ``reference.reporting``'s spelling, as JSON has no number for it), and the text column ``<library> status`` says
+which: ``ok``, ``not installed``, ``not run`` or ``failed`` (the reason is in ``notes``). A summary goes to stderr.
+
+Progress: a bar over the (z, q) groups on stderr (``reference.progress.progress_bar``; whole lines every 10 s when
+stderr is not a terminal); --quiet (-q; --no-progress is the former name) hides it.
+
+Refusals are one line on stderr naming the option, exit status 2, checked before anything is computed:
+--workers that is not a whole number, below 1 or above the CPUs available to this process (each worker is a process);
+--grid or --format not among the choices; a --libraries name that is no library or adapter; --overwrite without
+--report; an unknown option; and a --report directory that cannot be used (``reference.reporting.prepare_output_dir``: a path under a regular file, an
+unwritable directory, or a non-empty one without --overwrite).
 
 Exit codes: 0 the table was produced (flags on other libraries are findings, reported in the table); 1 our own
 accountant is inconsistent — our RDP ε below the exact ε at some q = 1 point, or our RDP curve differing from
@@ -18,29 +35,50 @@ dp_accounting's ``RdpAccountant`` by more than 1e-6 relative at an integer order
 from __future__ import annotations
 
 import argparse
-import json
-import math
+import os
 import sys
 
 import pandas as pd
 
+from dpref.parsing import OneLineParser, integer, one_line_errors
 from proofs_checks.adapters import LIBRARIES, adapter_names
 from proofs_checks.adapters.conformance import DEFAULT_GRID, RDP_REL_TOL, SMALL_GRID, conform_accountants
 from proofs_checks.subjects import SubjectError
-from reference.reporting import FORMATS, prepare_output_dir, render, to_records, write_report
+from reference.reporting import FORMATS, TABLE_WIDTH, prepare_output_dir, render, write_report
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "COLUMNS", "wide_columns", "max_workers"]
 
 GRIDS = {"default": DEFAULT_GRID, "small": SMALL_GRID}
 
-#: Columns shown by the terminal and Markdown renderings (csv/json carry every column).
-SHOWN = ["noise_multiplier", "sampling_probability", "steps", "delta", "ours_mpmath", "ours_float64", "exact"]
+#: Short headers of the grid columns in tables.
+RENAME = {"noise_multiplier": "z", "sampling_probability": "q", "steps": "T", "delta": "δ"}
+
+#: Columns of the terminal table (fits 120 columns); csv and json carry every column.
+COLUMNS = ["z", "q", "T", "δ", "ours_mpmath", "exact", "float64_rel", "unsafe", "loose"]
+
+
+def wide_columns(frame: pd.DataFrame) -> list[str]:
+    """Columns of --wide tables and Markdown: the grid, ours, each library's ε and relative difference, the flags."""
+    libraries = [c for c in adapter_names() if c in frame.columns]
+    extra = [c for c in ("rdp_rel_max",) if c in frame.columns]
+    return (["z", "q", "T", "δ", "ours_mpmath", "ours_float64", "float64_rel", "exact"]
+            + [c for lib in libraries for c in (lib, f"{lib} rel")] + extra + ["unsafe", "loose"])
+
+
+def max_workers() -> int:
+    """The CPUs this process may use (its affinity mask where the platform has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def register(subparsers) -> argparse.ArgumentParser:
     """Add ``conform accountants`` to the ``dpref`` sub-command parsers."""
     conform = subparsers.add_parser("conform", help="compare our accountant with other libraries")
-    commands = conform.add_subparsers(dest="conform_command", required=True)
+    one_line_errors(conform)
+    commands = conform.add_subparsers(dest="conform_command", required=True, metavar="{accountants}",
+                                      parser_class=OneLineParser)
     accountants = commands.add_parser(
         "accountants",
         help="our RDP accountant vs dp_accounting, Opacus, prv_accountant and autodp, side by side",
@@ -55,37 +93,58 @@ def register(subparsers) -> argparse.ArgumentParser:
         nargs="+",
         default=None,
         metavar="NAME",
-        help=f"libraries or adapters to compare (default all): {', '.join(dict.fromkeys(LIBRARIES + adapter_names()))}",
+        help=f"libraries or adapters to compare (default all): {', '.join(_known_libraries())}",
     )
     accountants.add_argument("--grid", default="default", choices=sorted(GRIDS), help="grid of (z, q, T, δ)")
     accountants.add_argument(
-        "--workers", type=int, default=None, metavar="N", help="processes to use (default: min(2, CPU count))"
+        "--workers", type=integer, default=None, metavar="N",
+        help="processes to use, 1 to the CPU count (default: min(2, CPU count))",
     )
-    accountants.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    accountants.add_argument("--wide", action="store_true",
+                             help=f"show every library's columns, in full (default: fit {TABLE_WIDTH} columns)")
+    accountants.add_argument("--quiet", "-q", action="store_true",
+                             help="no progress bar (it goes to stderr; piped, it prints a line every 10 s)")
+    accountants.add_argument("--no-progress", dest="quiet", action="store_true", help=argparse.SUPPRESS)  # old name
     return accountants
 
 
-def _display(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rounded, readable columns for the terminal and Markdown: ε to 6 digits, relative differences to 2."""
-    libraries = [c for c in frame.columns if c in adapter_names()]
-    extra = [c for c in ("rdp_rel_max",) if c in frame.columns]
-    shown = frame[SHOWN + [c for lib in libraries for c in (lib, f"{lib} rel")] + extra + ["verdict"]].copy()
+def _known_libraries() -> list[str]:
+    return list(dict.fromkeys(LIBRARIES + adapter_names()))
 
-    def eps(v):
-        if isinstance(v, str):
-            return v
-        return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.6g}"
 
-    def rel(v):
-        return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:+.1e}"
+def _check(args) -> None:
+    """Refuse bad options before anything is computed or created (ValueError, one line naming the option)."""
+    if args.workers is not None:
+        cpus = max_workers()
+        if isinstance(args.workers, bool) or not isinstance(args.workers, int) or not 1 <= args.workers <= cpus:
+            raise ValueError(f"--workers must be a whole number in [1, {cpus}] (the CPUs available to this process; "
+                             f"each worker is a process), got {args.workers}")
+    if args.grid not in GRIDS:
+        raise ValueError(f"--grid must be one of {', '.join(sorted(GRIDS))}, got {args.grid!r}")
+    if args.format not in FORMATS:
+        raise ValueError(f"--format must be one of {', '.join(FORMATS)}, got {args.format!r}")
+    unknown = [name for name in args.libraries or () if name not in _known_libraries()]
+    if unknown:
+        raise ValueError(f"--libraries: unknown library or adapter {', '.join(map(repr, unknown))}; "
+                         f"known: {', '.join(_known_libraries())}")
+    if args.overwrite and not args.report:
+        raise ValueError("--overwrite applies only with --report DIR")
 
-    for column in shown.columns:
-        if column.endswith(" rel") or column in ("rdp_rel_max",):
-            shown[column] = shown[column].map(rel)
-        elif column in ("ours_mpmath", "ours_float64", "exact") or column in libraries:
-            shown[column] = shown[column].map(eps)
-    shown = shown.rename(columns={"noise_multiplier": "z", "sampling_probability": "q", "steps": "T", "delta": "δ"})
-    return shown
+
+def _table(frame: pd.DataFrame, fmt: str, wide: bool) -> str:
+    """The terminal table (compact, or every column with --wide) or Markdown (the wide columns + flagged points)."""
+    shown = frame.rename(columns=RENAME)
+    if fmt == "markdown":
+        lines = [render(shown, "markdown", columns=wide_columns(shown)), ""]
+        for _, row in frame[frame["verdict"] != "ok"].iterrows():
+            lines.append(
+                f"- z={row['noise_multiplier']:g}, q={row['sampling_probability']:g}, T={row['steps']}, "
+                f"δ={row['delta']:g}: **{row['verdict']}** — {row['explanation']}"
+            )
+        return "\n".join(lines).rstrip("\n")
+    if wide:
+        return render(shown, "table", columns=wide_columns(shown), width=None)
+    return render(shown, "table", columns=COLUMNS, width=TABLE_WIDTH)
 
 
 def _summary(frame: pd.DataFrame) -> list[str]:
@@ -97,6 +156,11 @@ def _summary(frame: pd.DataFrame) -> list[str]:
         if column in frame and frame[column].notna().any():
             worst = frame[column].abs().max()
             lines.append(f"  {name}: max |relative difference| from ours {worst:.2e}")
+        status = f"{name} status"
+        if status in frame:
+            failed = int((frame[status] == "failed").sum())
+            if failed:
+                lines.append(f"  {name}: failed at {failed} points (see notes)")
     if "rdp_rel_max" in frame and frame["rdp_rel_max"].notna().any():
         lines.append(
             "  RDP curve vs dp_accounting RdpAccountant: max relative difference "
@@ -117,6 +181,8 @@ def _command_line(args) -> str:
     parts = ["dpref conform accountants", f"--grid {args.grid}", f"--format {args.format}"]
     if args.libraries:
         parts.append("--libraries " + " ".join(args.libraries))
+    if args.workers is not None:
+        parts.append(f"--workers {args.workers}")
     if args.report:
         parts.append(f"--report {args.report}")
         if getattr(args, "overwrite", False):
@@ -127,34 +193,19 @@ def _command_line(args) -> str:
 def run(args) -> int:
     """Run ``dpref conform accountants`` with parsed ``args``; returns the exit code."""
     try:
-        if args.workers is not None and args.workers < 1:
-            raise SubjectError("--workers must be >= 1")
+        _check(args)
         if args.report:
             prepare_output_dir(args.report, overwrite=getattr(args, "overwrite", False), option="--report")
         frame = conform_accountants(
-            GRIDS[args.grid], libraries=args.libraries, progress=not args.no_progress, workers=args.workers
+            GRIDS[args.grid], libraries=args.libraries, progress=not getattr(args, "quiet", False), workers=args.workers
         )
     except (SubjectError, ValueError) as exc:
-        print(f"dpref: error: {exc}", file=sys.stderr)
+        print(f"dpref: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
-    if args.format == "json":
-        print(json.dumps(to_records(frame), indent=2, default=str))
-    elif args.format == "csv":
-        print(render(frame, "csv"), end="")
+    if args.format in ("json", "csv"):
+        print(render(frame, args.format), end="" if args.format == "csv" else "\n")
     else:
-        shown = _display(frame)
-        if args.format == "markdown":  # keep our number formatting (tabulate would re-parse the strings)
-            print(shown.to_markdown(index=False, disable_numparse=True))
-        else:
-            with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 250):
-                print(shown.to_string(index=False))
-        if args.format == "markdown":
-            print()
-            for _, row in frame[frame["verdict"] != "ok"].iterrows():
-                print(
-                    f"- z={row['noise_multiplier']:g}, q={row['sampling_probability']:g}, T={row['steps']}, "
-                    f"δ={row['delta']:g}: **{row['verdict']}** — {row['explanation']}"
-                )
+        print(_table(frame, args.format, getattr(args, "wide", False)))
     if args.report:
         write_report(
             frame,

@@ -1,14 +1,14 @@
 """``dpref run``: run one DPZero-paper algorithm on a built-in problem (dpzero Algorithms 1 and 2, §2.1 DP-GD,
-MeZO of App. B.2; the problems of dpzero App. B.1). A thin command line over ``reference.runner``, whose docstring states
-what a run publishes and why each part is public.
+MeZO of App. B.2; the problems of dpzero App. B.1), or zo_o2nc Algorithm 3 with Algorithm 4 or 6 (below). A thin
+command line over ``reference.runner``, whose docstring states what a run publishes and why each part is public.
 
     dpref run ALGORITHM [--problem quadratic|subspace-logistic] [--mode identity|sqrt|harmonic] [--k K]
                         [--d D] [--n N] [--data-seed S] [--held-out-n M] [--steps T] [--step-size A]
                         [--perturbation L] [--clip C] [--epsilon E] [--delta D] [--accountant A]
                         [--batching full|poisson|shuffle] [--batch-size B] [--sampling-probability Q]
                         [--direction sphere|gaussian] [--seed S] [--noise-seed S]
-                        [--backend reference|fast] [--replicates R] [--output DIR [--overwrite]] [--format table|json]
-                        [--include-nonprivate] [--no-progress]
+                        [--backend reference|fast] [--replicates R] [--memory-limit SIZE]
+                        [--output DIR [--overwrite]] [--format table|json] [--include-nonprivate] [--quiet | -q]
 
 ALGORITHM: ``dpzero`` (Algorithm 2), ``dpgd-zeroth-order`` or ``dpgd0`` (Algorithm 1, DPGD-0th), ``dpgd``
 (first-order DP-GD), ``mezo`` (MeZO / ZO-SGD, not private: no --epsilon, --delta, --accountant, --noise-seed).
@@ -18,27 +18,82 @@ z ~ N(1, I), A = I, diag(1/√i) or diag(1/i) for --mode identity, sqrt, harmoni
 ``subspace-logistic`` is logistic regression with features in a random k-dimensional subspace (L = 1, ℓ = 1/4,
 effective rank <= k). Training data from ``Streams(--data-seed).generator("dpref run", PROBLEM)``; a held-out set
 of --held-out-n rows (default n) from the same law with the key ("dpref run", PROBLEM, "held-out"). Every run
-starts at x_0 = 0 (dpzero.E11).
+starts at x_0 = 0 (dpzero.E11). Under add/remove neighbours (--batching poisson with --sampling-probability) the
+training-set size n is private, so --held-out-n is required (a held-out set of n rows would publish n).
 
-Reported (the summary, the table, the files): the held-out objective F and ‖∇F‖² at x_0, at the released x_τ,
-at x_T and their mean over t < T, E_τ (τ ~ Unif{0..T−1}) — computed on the held-out data, never on the
-training data. ``--seed`` is the public seed (directions, τ). ``--noise-seed`` is the secret one: by default
-fresh operating-system entropy, so two runs with the same --seed release different values; a value given is
-never written anywhere (the recorded command shows ``<secret>``). ``--replicates R`` (fast backend) runs R
-replicates whose public seeds are spawned from --seed (``reference.secrets.replicate_seeds``) and whose secret
-seeds are spawned from the secret one, in one vectorized call, and reports means and standard errors.
+Reported (the summary, the table, the JSON record, the files): the objective value F — the mean loss over
+the held-out rows — and the stationarity measure ‖∇F‖², at the released x_τ (the algorithm's output), at x_T,
+at x_0 and their mean over t < T, E_τ (τ ~ Unif{0..T−1}). Both are computed on the held-out data, never on the training
+data; the record says so in its "diagnostics" entry and the table in its "held-out set" row. ``--seed`` is the
+public seed (directions, τ). ``--noise-seed`` is the secret one: by default fresh operating-system entropy, so
+two runs with the same --seed release different values; a value given is never written anywhere (the recorded
+command shows ``<secret>``). ``--replicates R`` (fast backend) runs R replicates whose public seeds are spawned
+from --seed (``reference.secrets.replicate_seeds``) and whose secret seeds are spawned from the secret one, in
+one vectorized call, and reports means and standard errors.
 
 --output DIR writes ``releases.csv`` (replicate, t, release or release_0..release_{d-1}: the private output),
 ``trajectory.csv`` (replicate, t, heldout_objective, heldout_grad_norm_sq), ``ledger.json`` (the privacy plan,
-public seeds, secret-seed source, guarantee condition, τ per replicate) and ``manifest.json`` (command, settings,
-public seeds, package versions, time, summary). Training-set quantities (clip counts and fraction, batch sizes,
-evaluation counts, training ‖∇F‖², time) are not private: only --include-nonprivate shows them, in a section
-marked NOT PRIVATE and in ``nonprivate_diagnostics.json``. The --output directory is created and checked before
-the run (``reference.reporting.prepare_output_dir``): a path under a regular file, an unwritable directory or a
-non-empty one without --overwrite is bad usage. A progress bar (stderr, one tick per traced step)
-shows on long runs unless --no-progress.
+public seeds, secret-seed source, guarantee condition, τ per replicate: fixed by public inputs, nothing computed
+on data) and ``manifest.json`` (command, settings, public seeds, package versions, time, summary with the
+held-out F and ‖∇F‖²). Training-set quantities (clip counts and fraction, batch sizes, evaluation counts,
+training ‖∇F‖², time) are not private: only --include-nonprivate shows them, in a section marked NOT PRIVATE
+and in ``nonprivate_diagnostics.json``. The --output directory is created and checked before the run
+(``reference.reporting.prepare_output_dir``): a path under a regular file, an unwritable directory or a
+non-empty one without --overwrite is bad usage.
 
-Exit codes: 0 success; 2 bad usage (the message names the option).
+Memory: before anything is built, the bytes the run needs are estimated from the sizes
+(``reference.runner.estimate_memory``: the training and held-out data, the fast backend's per-block arrays,
+releases, traces, seeds and, with --output, the files' text) and compared with --memory-limit SIZE (bytes, or
+with a unit K, M, G, T — powers of 1024 — e.g. 16G; default: the memory available now, read with psutil, else
+the physical memory). A run that would not fit is refused at once, nothing allocated.
+
+Divergence: a run whose iterate or held-out F or ‖∇F‖² becomes non-finite (steps too long for the problem)
+stops there; nothing is written and the message gives the step, the value and the settings that set the step
+length (--step-size, --clip and, for the zeroth-order algorithms, --perturbation). Only public quantities
+(iterates, held-out data) decide it. Floating-point warnings are not printed (the algorithms count replaced
+per-record values; see --include-nonprivate).
+
+Progress: a bar on stderr (``reference.progress.progress_bar``: redrawn on a terminal, whole lines every 10 s
+when stderr is piped), one tick per replicate and traced step, once the traced steps have taken a second;
+--quiet (``-q``) turns it off (--no-progress is an alias). Standard output holds only the table or the JSON
+record.
+
+zo_o2nc (``reference.runner.run_zo_o2nc``): ``zo_o2nc`` is zo_o2nc Algorithm 3 + projected OSD + Algorithm 4 (the
+tree oracle) with Theorem 4.9's settings, ``zo_o2nc-naive`` the same with Algorithm 6 (App. E's settings):
+
+    dpref run zo_o2nc|zo_o2nc-naive [--problem wshape|capped|abs] [--d D] [--samples M] [--population N]
+                        [--held-out-n H] [--data-seed S] [--rho RHO] [--smoothing-radius DELTA]
+                        [--T-rule max|paper_min] [--count-rule exact|paper_2lnT] (zo_o2nc)
+                        [--sigma-rule exact|paper] [--batch-rule one|dimension | --batch-size B] (zo_o2nc-naive)
+                        [--delta D] [--seed S] [--noise-seed S] [--backend reference|fast] [--goldstein-samples S]
+                        [--memory-limit SIZE] [--output DIR [--overwrite]] [--format table|json]
+                        [--include-nonprivate] [--quiet | -q]
+
+Problems: f(x; z) = φ(<a, x> − c) with φ(r) = ||r| − 1| (wshape), min(|r|, 1) (capped) or |r| (abs), a population
+of N ridges (a uniform on the sphere, c ~ N(0, 0.5²)) from the data seed; the M records and the H held-out rows
+(default M) are draws from it, each with its own stream; start x_1 = (5/√d)·(1, …, 1). The settings (T, K, B1,
+B2 or B, D = δ/T, η, σ) are the theory's for M, d, L = 1, δ, ρ and F* = F(x_1) on the population; a data set too
+small for one epoch is refused with the number of records that suffices. --rho inf runs without noise (not
+private). Reported, at the released w̄ = w̄^{k*} and at x_1, on the held-out rows and on the population (both
+public: never the training records): F, the Goldstein norm ‖∇F‖_{2δ} (radius 2δ, zo_o2nc.E7) as an interval
+[lower, upper] (upper from the gradients at w̄ and at --goldstein-samples points sampled in the ball from the
+public seed), the proxy ‖(1/T) Σ_t ∇F̂_δ(w_t^{k*})‖, Theorem 4.9's bound; the privacy plan (ρ and ε under the exact
+and the printed accounting, the tight ε claimed). --output writes releases.csv (k, t, the released g̃_t^k),
+epochs.csv (F of every epoch average w̄^k, and w̄^k), output.csv (w̄), diagnostics.json (the held-out and
+population diagnostics), ledger.json and manifest.json;
+--include-nonprivate adds the training-set diagnostics (NOT PRIVATE). Options of the DPZero-paper algorithms
+(--steps, --step-size, --epsilon, --clip, …) are refused, and the zo_o2nc options for them.
+
+Exit codes: 0 success; 2 refused, with ONE line on stderr — ``dpref run: error: <reason>`` naming the option
+(``dpref: error: <reason>`` for an output directory that fails while writing):
+
+* bad usage: an unknown, malformed or out-of-range option or an inconsistent combination (argparse's messages
+  included: no usage block is printed; a --noise-seed value is never repeated);
+* a run that would not fit in memory: the estimate, the limit and the options to reduce (--d, --n,
+  --held-out-n, --batch-size, --replicates, --steps), or --memory-limit;
+* a run that diverged (exit 2 too: the settings, not the program, are at fault and the message says which to
+  change): the step, the value, --step-size and, where they apply, --clip and --perturbation;
+* a run that ran out of memory although the estimate fitted (the estimate is not a bound).
 """
 
 from __future__ import annotations
@@ -46,24 +101,45 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
 
 from reference.algorithms.dpzero import ACCOUNTANTS, BATCHINGS, DIRECTIONS
 from reference.objectives import QUADRATIC_MODES
+from dpref.parsing import one_line_errors
 from reference.reporting import prepare_output_dir
 from reference.rng import SEED_BOUND
 from reference.runner import (
     ALGORITHMS,
     BACKENDS,
+    O2NC_ALGORITHMS,
+    O2NC_BATCH_RULES,
+    O2NC_COUNT_RULES,
+    O2NC_DEFAULTS,
+    O2NC_PROBLEMS,
+    O2NC_SIGMA_RULES,
+    O2NC_T_RULES,
     PROBLEMS,
+    SMOOTHING_RADIUS_RANGE,
+    GOLDSTEIN_SAMPLES_MAX,
+    MemoryLimitError,
+    RecordsNeeded,
+    RunDiverged,
+    check_memory,
+    check_o2nc_memory,
+    estimate_memory,
+    format_bytes,
+    mask_command,
+    o2nc_memory_parts,
     publication,
     render_table,
     run_algorithm,
+    run_zo_o2nc,
     summary,
 )
 
-__all__ = ["register", "run", "write_publication", "FORMATS", "DEFAULTS", "NOISE_SEED_HELP"]
+__all__ = ["register", "run", "write_publication", "parse_size", "FORMATS", "DEFAULTS", "NOISE_SEED_HELP"]
 
 FORMATS = ("table", "json")
 
@@ -71,6 +147,28 @@ DEFAULTS = {
     "problem": "quadratic", "mode": "harmonic", "k": 3, "d": 100, "n": 1000, "data_seed": 0, "steps": 200,
     "step_size": 0.01, "perturbation": 1e-4, "clip": 10.0, "epsilon": 2.0, "delta": 1e-6, "batching": "full",
     "seed": 0, "backend": "fast", "replicates": 1,
+}
+
+#: Options of the zo_o2nc algorithms only (argparse dest -> option), and of the DPZero-paper algorithms only.
+O2NC_OPTIONS = {"samples": "--samples", "population": "--population", "rho": "--rho",
+                "smoothing_radius": "--smoothing-radius", "T_rule": "--T-rule", "count_rule": "--count-rule",
+                "sigma_rule": "--sigma-rule", "batch_rule": "--batch-rule", "goldstein_samples": "--goldstein-samples"}
+DPZERO_OPTIONS = {
+    "mode": ("--mode", "the problems are ridge functions: --problem"),
+    "k": ("--k", "the problems are ridge functions: --problem"),
+    "n": ("--n", "the number of records is --samples M"),
+    "steps": ("--steps", "T is set by Theorem 4.9 / App. E from --samples, --d, --smoothing-radius, --rho and "
+                         "--T-rule"),
+    "step_size": ("--step-size", "η = D/(G√T) is set by the theory (zo_o2nc.E10)"),
+    "perturbation": ("--perturbation", "the finite-difference radius is the smoothing radius: --smoothing-radius"),
+    "clip": ("--clip", "nothing is clipped: the sensitivity rests on L-Lipschitz losses (Lemmas 3.1/3.2)"),
+    "epsilon": ("--epsilon", "the privacy target is --rho (ρ of (α, αρ²/2)-RDP, zo_o2nc §2); the ε it gives at "
+                             "--delta is reported"),
+    "accountant": ("--accountant", "the plan accounts the tree exactly and as printed, both reported"),
+    "batching": ("--batching", "the data are read in one pass, in index order (zo_o2nc.E12)"),
+    "sampling_probability": ("--sampling-probability", "there is no subsampling (zo_o2nc.E12)"),
+    "direction": ("--direction", "the directions are uniform on the unit sphere (Algorithms 1, 2 and 6)"),
+    "replicates": ("--replicates", "one run at a time (examples/zo_o2nc_study.py runs replicates)"),
 }
 
 NOISE_SEED_HELP = ("secret seed (default: fresh OS entropy); the guarantee then rests on it staying secret; "
@@ -81,17 +179,19 @@ def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``run`` command to an argparse sub-parser set."""
     parser = subparsers.add_parser("run", help="run an algorithm on a built-in problem; releases, held-out "
                                    "diagnostics and ledger out", description=__doc__.split("\n\n")[0])
-    parser.add_argument("algorithm", metavar="ALGORITHM", help=f"one of {', '.join(ALGORITHMS)}")
+    parser.add_argument("algorithm", metavar="ALGORITHM", help=f"one of {', '.join([*ALGORITHMS, *O2NC_ALGORITHMS])}")
     add = parser.add_argument
-    add("--problem", default=None, help=f"{' | '.join(PROBLEMS)} (default {DEFAULTS['problem']})")
+    add("--problem", default=None, help=f"{' | '.join(PROBLEMS)} (default {DEFAULTS['problem']}); zo_o2nc: "
+        f"{' | '.join(O2NC_PROBLEMS)} (default {O2NC_DEFAULTS['problem']})")
     add("--mode", default=None, help=f"quadratic Hessian: {' | '.join(QUADRATIC_MODES)} (default {DEFAULTS['mode']})")
     add("--k", type=int, default=None, help=f"subspace-logistic: subspace dimension (default {DEFAULTS['k']})")
-    add("--d", type=int, default=DEFAULTS["d"], help="dimension d")
-    add("--n", type=int, default=DEFAULTS["n"], help="number of training data points n")
+    add("--d", type=int, default=None, help=f"dimension d (default {DEFAULTS['d']}; zo_o2nc {O2NC_DEFAULTS['d']})")
+    add("--n", type=int, default=None, help=f"number of training data points n (default {DEFAULTS['n']})")
     add("--data-seed", type=int, default=DEFAULTS["data_seed"], metavar="S", help="seed of the problem's data (public)")
-    add("--held-out-n", type=int, default=None, metavar="M", help="rows of the held-out set (default n)")
-    add("--steps", type=int, default=DEFAULTS["steps"], metavar="T", help="iterations T")
-    add("--step-size", type=float, default=DEFAULTS["step_size"], metavar="A", help="step size α")
+    add("--held-out-n", type=int, default=None, metavar="M",
+        help="rows of the held-out set (default n, zo_o2nc: --samples; required with --sampling-probability)")
+    add("--steps", type=int, default=None, metavar="T", help=f"iterations T (default {DEFAULTS['steps']})")
+    add("--step-size", type=float, default=None, metavar="A", help=f"step size α (default {DEFAULTS['step_size']:g})")
     add("--perturbation", type=float, default=None, metavar="L",
         help=f"zeroth-order perturbation λ (default {DEFAULTS['perturbation']:g}; not for dpgd)")
     add("--clip", type=float, default=None, metavar="C",
@@ -99,25 +199,60 @@ def register(subparsers) -> argparse.ArgumentParser:
     add("--epsilon", type=float, default=None, metavar="E", help=f"target ε (default {DEFAULTS['epsilon']:g})")
     add("--delta", type=float, default=None, metavar="D", help=f"target δ (default {DEFAULTS['delta']:g})")
     add("--accountant", default=None, help="accountant (default: the first of the batching's; see dpref run --help)")
-    add("--batching", default=DEFAULTS["batching"], help=f"{' | '.join(BATCHINGS)}")
-    add("--batch-size", type=int, default=None, metavar="B", help="batch size B (poisson: expected; shuffle: fixed)")
+    add("--batching", default=None, help=f"{' | '.join(BATCHINGS)} (default {DEFAULTS['batching']})")
+    add("--batch-size", type=int, default=None, metavar="B",
+        help="batch size B (poisson: expected; shuffle: fixed; zo_o2nc-naive: records per query)")
     add("--sampling-probability", type=float, default=None, metavar="Q",
         help="poisson only: the rate q as a public constant (add/remove guarantee); default q = B/n (zero-out)")
     add("--direction", default=None, help=f"{' | '.join(DIRECTIONS)} (default sphere; mezo: gaussian; not for dpgd)")
     add("--seed", type=int, default=DEFAULTS["seed"], metavar="S", help="public seed (directions, output index)")
     add("--noise-seed", type=int, default=None, metavar="S", help=NOISE_SEED_HELP)
-    add("--backend", default=DEFAULTS["backend"], help=f"{' | '.join(BACKENDS)} (default {DEFAULTS['backend']})")
-    add("--replicates", type=int, default=DEFAULTS["replicates"], metavar="R", help="replicate runs (fast backend)")
+    add("--backend", default=None, help=f"{' | '.join(BACKENDS)} (default {DEFAULTS['backend']}; zo_o2nc: fast "
+        "when reference.fast.zo_o2nc is installed, else reference)")
+    add("--replicates", type=int, default=None, metavar="R", help="replicate runs (fast backend)")
+    group = parser.add_argument_group("zo_o2nc and zo_o2nc-naive (zo_o2nc Algorithm 3 with Algorithm 4 or 6)")
+    group.add_argument("--samples", type=int, default=None, metavar="M",
+                       help=f"records M, read once (default {O2NC_DEFAULTS['samples']})")
+    group.add_argument("--population", type=int, default=None, metavar="N",
+                       help=f"ridge functions the records are drawn from (default {O2NC_DEFAULTS['population']})")
+    group.add_argument("--rho", type=float, default=None, metavar="RHO",
+                       help=f"target ρ of (α, αρ²/2)-RDP (default {O2NC_DEFAULTS['rho']:g}; inf: not private)")
+    group.add_argument("--smoothing-radius", type=float, default=None, metavar="DELTA",
+                       help=f"δ; stationarity is reported at radius 2δ (default {O2NC_DEFAULTS['smoothing_radius']:g})")
+    group.add_argument("--T-rule", default=None, help=f"{' | '.join(O2NC_T_RULES)} (default max, zo_o2nc.E5)")
+    group.add_argument("--count-rule", default=None,
+                       help=f"zo_o2nc: tree count of σ, {' | '.join(O2NC_COUNT_RULES)} (default exact, zo_o2nc.E3)")
+    group.add_argument("--sigma-rule", default=None,
+                       help=f"zo_o2nc-naive: σ, {' | '.join(O2NC_SIGMA_RULES)} (default exact, zo_o2nc.E8)")
+    group.add_argument("--batch-rule", default=None,
+                       help=f"zo_o2nc-naive: B, {' | '.join(O2NC_BATCH_RULES)} (d^(3/2)/ρ; default one, zo_o2nc.E9)")
+    group.add_argument("--goldstein-samples", type=int, default=None, metavar="S",
+                       help=f"points sampled in B(w, 2δ) for the Goldstein bound (default "
+                            f"{O2NC_DEFAULTS['goldstein_samples']})")
     add("--output", default=None, metavar="DIR",
-        help="write releases.csv, trajectory.csv, ledger.json and manifest.json")
+        help="write releases.csv, trajectory.csv (zo_o2nc: epochs.csv, output.csv, diagnostics.json), ledger.json "
+             "and manifest.json")
     add("--overwrite", action="store_true",
         help="with --output: write into a non-empty directory, overwriting its files (refused otherwise)")
+    add("--memory-limit", default=None, metavar="SIZE",
+        help="refuse a run estimated to need more memory than SIZE (bytes, or with K/M/G/T, powers of 1024: "
+             "e.g. 16G; default: the memory available now)")
     add("--format", default="table", help="table | json")
     add("--include-nonprivate", action="store_true",
         help="also show training-set diagnostics (NOT PRIVATE: clip counts, batch sizes, evaluation counts, "
              "training gradient norms) and write nonprivate_diagnostics.json")
-    add("--no-progress", action="store_true", help="hide the progress bar")
+    add("--quiet", "-q", action="store_true", help="no progress bar on stderr")
+    add("--no-progress", dest="quiet", action="store_true", help=argparse.SUPPRESS)  # the former spelling
+    one_line_errors(parser, redact=_redact)
     return parser
+
+
+_SECRET_VALUE = re.compile(r"(argument --noise-seed: invalid \w+ value): .*")
+
+
+def _redact(text: str) -> str:
+    """A refusal with the --noise-seed value hidden: it is secret, and error messages end up in logs."""
+    return mask_command(_SECRET_VALUE.sub(r"\1 (the value is secret and not repeated here)", text))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -134,9 +269,32 @@ def _finite_positive(option: str, value) -> None:
              f"{option} must be a finite number > 0, got {value}")
 
 
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?(?:e[0-9]+)?)\s*([kmgtp]?)(?:i?b)?\s*$", re.IGNORECASE)
+
+
+def parse_size(text: str) -> int:
+    """"16G" -> 17179869184: a byte count, with an optional unit K, M, G, T or P (powers of 1024; "KiB", "GB" and
+    "g" are read alike). ValueError naming --memory-limit for anything else, or for less than one byte."""
+    match = _SIZE.match(str(text))
+    size = math.nan
+    if match:
+        unit = match.group(2).lower()
+        size = float(match.group(1)) * (1024 ** ("kmgtp".index(unit) + 1) if unit else 1)
+    _require(math.isfinite(size) and size >= 1,
+             f"--memory-limit must be a size of at least 1 byte, as bytes or with K, M, G, T (powers of 1024; "
+             f"e.g. 16G), got {text!r}")
+    return int(size)
+
+
 def _settings_from_args(args) -> dict:
     """Validated keyword arguments of ``run_algorithm`` from parsed arguments; ValueError names the option."""
-    _require(args.algorithm in ALGORITHMS, f"ALGORITHM must be one of {', '.join(ALGORITHMS)}, got {args.algorithm!r}")
+    _require(args.algorithm in ALGORITHMS, f"ALGORITHM must be one of {', '.join([*ALGORITHMS, *O2NC_ALGORITHMS])}, "
+                                           f"got {args.algorithm!r}")
+    for dest, option in O2NC_OPTIONS.items():
+        _require(getattr(args, dest, None) is None, f"{option} applies to zo_o2nc and zo_o2nc-naive only")
+    for key in ("d", "n", "steps", "step_size", "batching", "backend", "replicates"):
+        if getattr(args, key, None) is None:
+            setattr(args, key, DEFAULTS[key])
     name = ALGORITHMS[args.algorithm]
     problem = args.problem or DEFAULTS["problem"]
     _require(problem in PROBLEMS, f"--problem must be one of {', '.join(PROBLEMS)}, got {problem!r}")
@@ -198,6 +356,9 @@ def _settings_from_args(args) -> dict:
         _require(args.batching == "poisson", "--sampling-probability applies to --batching poisson only")
         _require(0 < args.sampling_probability <= 1,
                  f"--sampling-probability must lie in (0, 1], got {args.sampling_probability}")
+        _require(args.held_out_n is not None,
+                 "--held-out-n is required with --sampling-probability (add/remove neighbours): the training-set "
+                 "size n is then private, and a held-out set of n rows would publish it")
     if args.batching == "full":
         _require(args.batch_size is None, "--batch-size applies to --batching poisson or shuffle only")
     else:
@@ -210,7 +371,83 @@ def _settings_from_args(args) -> dict:
             "epsilon": epsilon, "delta": delta, "accountant": args.accountant, "batching": args.batching,
             "batch_size": args.batch_size, "sampling_probability": args.sampling_probability,
             "direction": args.direction, "seed": args.seed,
-            "noise_seed": args.noise_seed, "backend": args.backend, "replicates": args.replicates}
+            "noise_seed": args.noise_seed, "backend": args.backend, "replicates": args.replicates,
+            "memory_limit": None if getattr(args, "memory_limit", None) is None else parse_size(args.memory_limit)}
+
+
+def _o2nc_settings_from_args(args) -> dict:
+    """Validated keyword arguments of ``run_zo_o2nc`` from parsed arguments (zo_o2nc, zo_o2nc-naive); ValueError
+    names the option."""
+    naive = O2NC_ALGORITHMS[args.algorithm] == "zo_o2nc_naive"
+    for dest, (option, why) in DPZERO_OPTIONS.items():
+        _require(getattr(args, dest, None) is None, f"{option} does not apply to {args.algorithm}: {why}")
+    _require(args.batch_size is None or naive,
+             "--batch-size applies to zo_o2nc-naive only (Algorithm 4 reads B1 = T + 1 records, then B2 = 1)")
+    for dest, option in (("count_rule", "--count-rule"),) if naive else (("sigma_rule", "--sigma-rule"),
+                                                                         ("batch_rule", "--batch-rule")):
+        owner = "zo_o2nc" if dest == "count_rule" else "zo_o2nc-naive"
+        _require(getattr(args, dest) is None, f"{option} applies to {owner} only")
+    value = {key: (O2NC_DEFAULTS[key] if getattr(args, key, None) is None else getattr(args, key))
+             for key in ("problem", "d", "samples", "population", "rho", "smoothing_radius", "T_rule", "count_rule",
+                         "sigma_rule", "batch_rule", "goldstein_samples")}
+    value["delta"] = O2NC_DEFAULTS["delta"] if args.delta is None else args.delta
+    _require(value["problem"] in O2NC_PROBLEMS,
+             f"--problem must be one of {', '.join(O2NC_PROBLEMS)} for {args.algorithm}, got {value['problem']!r}")
+    _require(args.format in FORMATS, f"--format must be one of {', '.join(FORMATS)}, got {args.format!r}")
+    backend = args.backend
+    _require(backend is None or backend in BACKENDS, f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    for option, key in (("--d", "d"), ("--samples", "samples"), ("--population", "population")):
+        _require(value[key] >= 1, f"{option} must be >= 1, got {value[key]}")
+    _require(1 <= value["goldstein_samples"] <= GOLDSTEIN_SAMPLES_MAX,
+             f"--goldstein-samples must lie in [1, {GOLDSTEIN_SAMPLES_MAX}] (each Wolfe iteration of the min-norm "
+             f"point costs S·d), got {value['goldstein_samples']}")
+    _require(args.held_out_n is None or args.held_out_n >= 1, f"--held-out-n must be >= 1, got {args.held_out_n}")
+    rho = value["rho"]
+    _require(not math.isnan(rho) and rho > 0,
+             f"--rho must be a number > 0 (inf: a run without noise, not private), got {rho}")
+    low, high = SMOOTHING_RADIUS_RANGE
+    radius = value["smoothing_radius"]
+    _require(math.isfinite(radius) and low <= radius <= high,
+             f"--smoothing-radius must lie in [{low:g}, {high:g}] (float64 finite differences need δ well above the "
+             f"rounding of the iterates), got {radius}")
+    _require(0 < value["delta"] < 1, f"--delta must lie in (0, 1), got {value['delta']}")
+    for option, key, choices in (("--T-rule", "T_rule", O2NC_T_RULES), ("--count-rule", "count_rule", O2NC_COUNT_RULES),
+                                 ("--sigma-rule", "sigma_rule", O2NC_SIGMA_RULES),
+                                 ("--batch-rule", "batch_rule", O2NC_BATCH_RULES)):
+        _require(value[key] in choices, f"{option} must be one of {', '.join(choices)}, got {value[key]!r}")
+    _require(args.batch_size is None or args.batch_rule is None, "--batch-size and --batch-rule exclude each other")
+    _require(args.batch_size is None or 1 <= args.batch_size <= value["samples"],
+             f"--batch-size must lie in [1, M] = [1, {value['samples']}], got {args.batch_size}")
+    for option, seed in (("--seed", args.seed), ("--data-seed", args.data_seed)):
+        _require(0 <= seed < SEED_BOUND, f"{option} must lie in [0, 2**128), got {seed}")
+    _require(args.noise_seed is None or 0 <= args.noise_seed < SEED_BOUND,
+             "--noise-seed must lie in [0, 2**128) (the value is secret and not repeated here)")
+    _require(args.noise_seed is None or not math.isinf(rho),
+             "--noise-seed does not apply to --rho inf (a run without noise is not private)")
+    _require(args.delta is None or not math.isinf(rho), "--delta does not apply to --rho inf (not private)")
+    return {"algorithm": args.algorithm, "problem": value["problem"], "d": value["d"], "samples": value["samples"],
+            "population": value["population"], "held_out_n": args.held_out_n, "data_seed": args.data_seed,
+            "rho": rho, "smoothing_radius": radius, "T_rule": value["T_rule"], "count_rule": value["count_rule"],
+            "sigma_rule": value["sigma_rule"], "batch_rule": value["batch_rule"], "batch_size": args.batch_size,
+            "delta": value["delta"], "seed": args.seed, "noise_seed": args.noise_seed, "backend": backend,
+            "goldstein_samples": value["goldstein_samples"],
+            "memory_limit": None if getattr(args, "memory_limit", None) is None else parse_size(args.memory_limit)}
+
+
+def _o2nc_sizes(settings: dict) -> dict:
+    """The arguments of ``reference.runner.check_o2nc_memory`` from validated settings."""
+    rho = None if math.isinf(settings["rho"]) else settings["rho"]
+    batch = settings["batch_size"] or (max(1, round(settings["d"] ** 1.5 / rho))
+                                       if settings["batch_rule"] == "dimension" and rho else 1)
+    return {"d": settings["d"], "samples": settings["samples"], "population": settings["population"],
+            "held_out_n": settings["held_out_n"], "rho": rho, "batch_size": batch,
+            "goldstein_samples": settings["goldstein_samples"]}
+
+
+def _sizes(settings: dict) -> dict:
+    """The arguments of ``reference.runner.estimate_memory`` from validated settings."""
+    keys = ("problem", "d", "n", "held_out_n", "steps", "replicates", "backend", "batching", "batch_size")
+    return {**{key: settings[key] for key in keys}, "k": settings["k"] or 1}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -226,18 +463,39 @@ def write_publication(files: dict[str, str], directory) -> Path:
     return path
 
 
+def _option_message(exc: ValueError) -> str:
+    """The message of a refusal, with command-line options in place of run_algorithm's parameters."""
+    return exc.describe(cli=True) if isinstance(exc, (MemoryLimitError, RunDiverged, RecordsNeeded)) else str(exc)
+
+
 def run(args, command=None) -> int:
-    """Run ``dpref run`` from parsed arguments; returns the exit code (0, or 2 for bad usage). ``command`` is the
-    command line recorded in the manifest (any --noise-seed value is masked there)."""
+    """Run ``dpref run`` from parsed arguments; returns the exit code (0, or 2 for a refusal: one line on stderr,
+    see the module docstring). ``command`` is the command line recorded in the manifest (any --noise-seed value is
+    masked there)."""
+    if args.algorithm in O2NC_ALGORITHMS:
+        return _run_o2nc(args, command)
     try:
         settings = _settings_from_args(args)
+        # the memory the run and its files need, before the output directory is touched or anything allocated
+        check_memory(args.algorithm, **_sizes(settings), publish=bool(args.output),
+                     memory_limit=settings["memory_limit"])
         if args.output:
             prepare_output_dir(args.output, overwrite=getattr(args, "overwrite", False), option="--output")
-        outcome = run_algorithm(args.algorithm, progress=not args.no_progress, **settings)
+        outcome = run_algorithm(args.algorithm, progress=not getattr(args, "quiet", False), **settings)
     except (ValueError, TypeError) as exc:
-        print(f"dpref run: error: {exc}", file=sys.stderr)
+        print(f"dpref run: error: {_option_message(exc)}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        estimate = estimate_memory(args.algorithm, **_sizes(_settings_from_args(args)), publish=bool(args.output))
+        print(f"dpref run: error: out of memory, although the run was estimated to need {format_bytes(estimate)} "
+              f"(an estimate, not a bound); reduce --d, --n, --replicates or --steps", file=sys.stderr)
         return 2
     del settings  # holds the secret seed, if one was given: it goes no further
+    return _report(outcome, args, command)
+
+
+def _report(outcome, args, command) -> int:
+    """Print the run's summary and write what it publishes (``--output``); exit status 0."""
     include = args.include_nonprivate
     record = summary(outcome, include_nonprivate=include)
     if args.output:
@@ -249,3 +507,26 @@ def run(args, command=None) -> int:
         print(render_table(record))
     return 0
 
+
+def _run_o2nc(args, command=None) -> int:
+    """``dpref run zo_o2nc`` / ``zo_o2nc-naive``: as ``run``, over ``reference.runner.run_zo_o2nc``."""
+    try:
+        settings = _o2nc_settings_from_args(args)
+        sizes = _o2nc_sizes(settings)
+        # the memory the run and its files need, before the output directory is touched or anything allocated
+        check_o2nc_memory(args.algorithm, **sizes, publish=bool(args.output), memory_limit=settings["memory_limit"])
+        if args.output:
+            prepare_output_dir(args.output, overwrite=getattr(args, "overwrite", False), option="--output")
+        algorithm = settings.pop("algorithm")
+        outcome = run_zo_o2nc(algorithm, progress=not getattr(args, "quiet", False), **settings)
+    except (ValueError, TypeError) as exc:
+        print(f"dpref run: error: {_option_message(exc)}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        estimate = sum(part.bytes for part in o2nc_memory_parts(args.algorithm, **_o2nc_sizes(
+            _o2nc_settings_from_args(args)), publish=bool(args.output)))
+        print(f"dpref run: error: out of memory, although the run was estimated to need at most about "
+              f"{format_bytes(estimate)} (an estimate, not a bound); reduce --samples or --d", file=sys.stderr)
+        return 2
+    del settings  # holds the secret seed, if one was given: it goes no further
+    return _report(outcome, args, command)

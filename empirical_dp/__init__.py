@@ -19,7 +19,14 @@ the accountant claims. Built so far:
 - ``dpzero_scenarios``: DPZero itself audited — one step, the whole run with a sign-flipping canary
   (full batch and Poisson).
 - ``published``: everything a DPZero run publishes, audited as one output.
+- ``zo_o2nc``: zo_o2nc Algorithms 3 + 4 audited — one epoch's tree-correlated releases and the whole run, a
+  leaf-1 canary against the exact ρ of the ledger as a μ-GDP claim — and two planted bugs (noise for half the
+  sensitivity, nodes re-noised per release).
+- ``zo_o2nc_published``: everything a default ``dpref run zo_o2nc`` publishes, audited as one output, and two
+  planted leaks (noise seeded next to the public seed, training diagnostics published).
 - ``registry``: the built-in scenarios by name (``SCENARIOS``), above the scenario modules it registers.
+- ``catalogue``: what ``dpref audit list`` shows (claim, tight ε, description of every built-in and planted
+  bug) as static data, so listing builds nothing; a test checks it against the built scenarios.
 - ``planted``: the planted bugs (noise halved, sensitivity C/n, Poisson-accounted shuffling, DPZero
   noise from the direction seed — one step and the whole run) and their correct twins.
 - ``report``: Markdown/JSON/CSV reports and the ROC and ε-against-trials plots.

@@ -45,7 +45,12 @@ On ``gaussian`` at 10⁶ trials, seeds 0–4, the default audit's ε_lb minus it
 
 ROC: ``AuditResult.roc`` holds (false-positive rates, true-positive rates) of the counted split at the
 ``candidate_thresholds`` of the pooled counted scores (≤ ``MAX_CANDIDATES`` points) — descriptive, for plots, NOT
-a bound (those thresholds are read off the counted data).
+a bound (those thresholds are read off the counted data). Each point is what one threshold's counts give,
+(FP/N, (N′ − FN)/N′) (``roc_from_counts``), so a sharded audit that keeps only counts has the same curve at the
+thresholds it counted (``executors.audit_sharded``).
+
+Progress: ``audit(..., progress=True)`` shows a bar over the 2 × trials outputs drawn (``reference.progress``),
+advanced after each split, shard and dataset is drawn; off by default (library code shows progress only when asked).
 
 Claims and verdicts (``verdict_bounds``; docs/audits.md, Claims and verdicts). The verdict compares lower bounds
 with the scenario's CLAIM (``Scenario.claim``) and with nothing else; what is known about the true law
@@ -67,12 +72,13 @@ lower bound) — with ``margin`` (its value minus its claim, in its own units: �
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.stats import norm
 
+from reference.progress import progress_bar
 from reference.rng import Streams
 from reference.validation import check_array, check_int, check_probability, check_real
 
@@ -91,6 +97,8 @@ __all__ = [
     "draw_scores",
     "count_shard",
     "split_sizes",
+    "roc_from_counts",
+    "roc_curve_at",
     "AuditResult",
     "check_threshold_strategy",
     "known_law_oracle_threshold",
@@ -270,8 +278,10 @@ def grid_thresholds(scores_d, scores_d_prime, count_trials, grid_size=GRID_SIZE,
     return np.unique(np.concatenate([upper, lower]))
 
 
-def draw_scores(scenario: Scenario, attack: Callable, trials, *, seed, split: str, shard=None):
-    """Scores of ``trials`` outputs on D and on D' from the keys ("audit", name, "D" | "D'", split[, shard])."""
+def draw_scores(scenario: Scenario, attack: Callable, trials, *, seed, split: str, shard=None,
+                advance: Callable[[int], object] | None = None):
+    """Scores of ``trials`` outputs on D and on D' from the keys ("audit", name, "D" | "D'", split[, shard]).
+    ``advance(trials)`` is called after each dataset's outputs are drawn and scored (progress)."""
     trials = check_int("trials", trials, minimum=0)
     if split not in ("select", "count"):
         raise ValueError(f"split must be 'select' or 'count', got {split!r}")
@@ -286,6 +296,8 @@ def draw_scores(scenario: Scenario, attack: Callable, trials, *, seed, split: st
         if not np.all(np.isfinite(scores)):
             raise ValueError("attack returned non-finite scores")
         out.append(scores)
+        if advance is not None:
+            advance(trials)
     return out[0], out[1]
 
 
@@ -373,12 +385,28 @@ class AuditResult:
     roc: tuple[np.ndarray, np.ndarray] | None = field(default=None, compare=False, repr=False)
 
 
-def _roc(scores_d, scores_d_prime, thresholds) -> tuple[np.ndarray, np.ndarray]:
-    """(FPR, TPR) of "D' iff score > t" for each t (descriptive)."""
-    counts = _counts_at(scores_d, scores_d_prime, thresholds)
-    fpr = np.array([c.fp / c.negatives for c in counts])
-    tpr = np.array([(c.positives - c.fn) / c.positives for c in counts])
+def roc_from_counts(counts: Sequence[Counts]) -> tuple[np.ndarray, np.ndarray]:
+    """(FPR, TPR) of the threshold tests whose ``Counts`` are given, in their order: FPR = fp/negatives,
+    TPR = (positives − fn)/positives, one point per test (descriptive, not a bound). Needs no scores, so sharded
+    counts give the same points as the scores they came from."""
+    counts = list(counts)
+    for i, c in enumerate(counts):
+        if not isinstance(c, Counts):
+            raise TypeError(f"counts[{i}] must be a Counts, got {type(c).__name__}")
+        if c.negatives == 0 or c.positives == 0:
+            raise ValueError(f"counts[{i}] has no trials on D or on D' (negatives {c.negatives}, positives "
+                             f"{c.positives}): no rate to plot")
+    fpr = np.array([c.fp / c.negatives for c in counts], dtype=np.float64)
+    tpr = np.array([(c.positives - c.fn) / c.positives for c in counts], dtype=np.float64)
     return fpr, tpr
+
+
+def roc_curve_at(scores_d, scores_d_prime, thresholds) -> tuple[np.ndarray, np.ndarray]:
+    """(FPR, TPR) of "D' iff score > t" for each t in ``thresholds`` (``roc_from_counts`` of their counts)."""
+    scores_d = _check_scores("scores_d", scores_d)
+    scores_d_prime = _check_scores("scores_d_prime", scores_d_prime)
+    thresholds = check_array("thresholds", thresholds, ndim=1)
+    return roc_from_counts(_counts_at(scores_d, scores_d_prime, thresholds))
 
 
 def _ratio(value: float, reference: float | None) -> float | None:
@@ -493,7 +521,7 @@ def finish_audit(scenario: Scenario, plan: _Plan, merged: list[Counts], *, trial
 
 
 def audit(scenario: Scenario, trials, *, seed, attack=None, confidence=0.95, threshold_fraction=None,
-          shards=1, threshold_strategy="bonferroni_grid", grid_size=GRID_SIZE) -> AuditResult:
+          shards=1, threshold_strategy="bonferroni_grid", grid_size=GRID_SIZE, progress=False) -> AuditResult:
     """Audit ``scenario`` with ``trials`` outputs per dataset (module docstring for splits, keys, strategies and
     confidence).
 
@@ -503,7 +531,8 @@ def audit(scenario: Scenario, trials, *, seed, attack=None, confidence=0.95, thr
     "bonferroni_grid"); shards: number of COUNT shards (each its own stream key; results merged);
     threshold_strategy: "bonferroni_grid" (the default: ``grid_size`` select-split thresholds, Bonferroni over
     them) or "split" (one select-split threshold; see the module docstring); ``executors.audit_sharded``
-    reproduces both field for field; grid_size: k, even, ≥ 2 (used by the grid only).
+    reproduces both field for field; grid_size: k, even, ≥ 2 (used by the grid only); progress: show a bar over
+    the 2 × trials outputs drawn (stderr; module docstring).
     """
     if not isinstance(scenario, Scenario):
         raise TypeError(f"scenario must be a Scenario, got {type(scenario).__name__}")
@@ -522,23 +551,27 @@ def audit(scenario: Scenario, trials, *, seed, attack=None, confidence=0.95, thr
     delta = scenario.delta
     bound_confidence = verdict_bound_confidence(scenario, confidence)
 
-    # SELECT split: thresholds fixed before the counted outputs are drawn.
-    select_d, select_dp = draw_scores(scenario, attack, select_trials, seed=seed, split="select")
-    plan = plan_thresholds(scenario, select_d, select_dp, sum(shard_sizes), use_grid=use_grid, grid_size=grid_size,
-                           delta=delta, bound_confidence=bound_confidence, known_law=known_law)
-    counted = plan.counted()
+    with progress_bar(2 * trials, f"audit {scenario.name}", "trial", enabled=progress) as bar:
+        # SELECT split: thresholds fixed before the counted outputs are drawn.
+        select_d, select_dp = draw_scores(scenario, attack, select_trials, seed=seed, split="select",
+                                          advance=bar.update)
+        plan = plan_thresholds(scenario, select_d, select_dp, sum(shard_sizes), use_grid=use_grid,
+                               grid_size=grid_size, delta=delta, bound_confidence=bound_confidence,
+                               known_law=known_law)
+        counted = plan.counted()
 
-    # COUNT split, shard by shard (the scores are kept only for the oracle comparison and the ROC).
-    shard_counts, count_d, count_dp = [], [], []
-    for j, size in enumerate(shard_sizes):
-        scores_d, scores_dp = draw_scores(scenario, attack, size, seed=seed, split="count", shard=j)
-        shard_counts.append(tuple(count_errors(scores_d, scores_dp, t) for t in counted))
-        count_d.append(scores_d)
-        count_dp.append(scores_dp)
+        # COUNT split, shard by shard (the scores are kept only for the oracle comparison and the ROC).
+        shard_counts, count_d, count_dp = [], [], []
+        for j, size in enumerate(shard_sizes):
+            scores_d, scores_dp = draw_scores(scenario, attack, size, seed=seed, split="count", shard=j,
+                                              advance=bar.update)
+            shard_counts.append(tuple(count_errors(scores_d, scores_dp, t) for t in counted))
+            count_d.append(scores_d)
+            count_dp.append(scores_dp)
     merged = [merge_counts(c[i] for c in shard_counts) for i in range(counted.size)]
     pooled_d, pooled_dp = np.concatenate(count_d), np.concatenate(count_dp)
     _, oracle_epsilon_lb = select_threshold(pooled_d, pooled_dp, "epsilon", delta=delta, confidence=bound_confidence)
-    roc = _roc(pooled_d, pooled_dp, candidate_thresholds(pooled_d, pooled_dp))
+    roc = roc_curve_at(pooled_d, pooled_dp, candidate_thresholds(pooled_d, pooled_dp))
     return finish_audit(scenario, plan, merged, trials=trials, select_trials=select_trials,
                         count_trials=sum(shard_sizes), seed=seed, shards=len(shard_sizes), confidence=confidence,
                         bound_confidence=bound_confidence, oracle_epsilon_lb=oracle_epsilon_lb,

@@ -20,6 +20,16 @@ module or file. A ``Scenario`` object that is not a built-in runs serially, and 
 Dask (cloudpickle sends closures); the process pool raises TypeError for it. ``attack=None`` means the scenario's
 likelihood-ratio score, built in the worker; an explicit attack must be picklable (a module-level function) for
 the process pool.
+
+Checks before work: the executor, the workers, the scenario's wire form and the attack are checked (and a
+``dask://`` scheduler connected) before anything is drawn, so a bad argument costs nothing and prints no progress.
+Progress (``progress=True``): ``run_shards`` shows a bar over shards, ``audit_sharded`` one over the trials drawn
+(select split and every counted shard, both datasets: 2 × trials), advanced as shards complete, on any executor
+(``reference.progress.progress_bar``: on a pipe it writes whole lines, at most one every 10 s).
+
+ROC: ``audit_sharded`` returns ``AuditResult.roc`` like ``audit``: with ``exact_oracle`` the same points (counts of
+the pooled counted scores at their ``candidate_thresholds``), without it the counts the shards returned at the
+select split's candidate thresholds and the planned ones (``audit.roc_from_counts``). Descriptive, not a bound.
 """
 
 from __future__ import annotations
@@ -29,11 +39,12 @@ import pickle
 import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 
 import numpy as np
-from tqdm.auto import tqdm
 
 from reference.loading import load_object, one_line
+from reference.progress import progress_bar
 from reference.validation import check_array, check_int, check_real
 
 from .attacks import likelihood_ratio_score
@@ -50,6 +61,8 @@ from .audit import (
     has_known_law,
     merge_counts,
     plan_thresholds,
+    roc_curve_at,
+    roc_from_counts,
     select_threshold,
     split_sizes,
     verdict_bound_confidence,
@@ -58,7 +71,8 @@ from .bounds import epsilon_lower_bound
 from .registry import SCENARIOS
 from .scenarios import Scenario
 
-__all__ = ["resolve_scenario", "run_shards", "audit_sharded", "SchedulerUnreachable", "DASK_CONNECT_TIMEOUT"]
+__all__ = ["resolve_scenario", "check_executor", "run_shards", "audit_sharded", "SchedulerUnreachable",
+           "DASK_CONNECT_TIMEOUT"]
 
 #: Seconds to wait for a ``dask://HOST:PORT`` scheduler before giving up (Dask's own default is 30 s, which makes a
 #: mistyped address look like a hang). A scheduler that is up answers in milliseconds, so a few seconds suffice.
@@ -105,8 +119,10 @@ def _shard_task(scenario_spec, attack, thresholds, trials, seed, shard, keep_sco
     return tuple(count_errors(scores_d, scores_dp, t) for t in thresholds), scores_d, scores_dp
 
 
-def _check_executor(executor, workers):
-    """Normalise ``executor`` to "serial", "local", ("dask", address) or ("client", Client)."""
+def check_executor(executor, workers=None):
+    """(kind, workers): ``executor`` normalised to "serial", "local", ("dask", "tcp://HOST:PORT") or
+    ("client", Client), and ``workers`` checked (an int ≥ 1, for "local" only; None: all cores). ValueError naming
+    ``executor`` or ``workers`` otherwise. Connects to nothing."""
     if isinstance(executor, str):
         if executor in ("serial", "local"):
             kind = executor
@@ -175,39 +191,44 @@ def _dask_client(kind, executor):
                                    f"{DASK_CONNECT_TIMEOUT:g} s ({one_line(exc)})") from None
 
 
-def _map_shards(scenario, attack, thresholds, sizes, *, seed, executor, workers, progress, keep_scores):
-    """Results of ``_shard_task`` for shards 0 … len(sizes)−1, in shard order, on the chosen executor."""
-    kind, workers = _check_executor(executor, workers)
-    scenario_spec = _wire_scenario(scenario, kind)
-    attack = _check_attack(attack, kind)
-    jobs = [(scenario_spec, attack, thresholds, size, seed, j, keep_scores) for j, size in enumerate(sizes)]
-    if kind not in ("serial", "local"):
-        client, dask_as_completed = _dask_client(kind, executor)  # before the bar: a failure prints only itself
-    bar = tqdm(total=len(jobs), desc="shards", unit="shard", disable=not progress)
-    results = [None] * len(jobs)
+@contextmanager
+def _connected(kind, executor):
+    """The Dask client of a ("dask", address) or ("client", Client) executor and ``distributed.as_completed``
+    (None, None for "serial" and "local"); a client this opened is closed on exit."""
+    if kind in ("serial", "local"):
+        yield None, None
+        return
+    client, dask_as_completed = _dask_client(kind, executor)
     try:
-        if kind == "serial":
-            for j, job in enumerate(jobs):
-                results[j] = _shard_task(*job)
-                bar.update()
-        elif kind == "local":
-            with ProcessPoolExecutor(max_workers=workers or os.cpu_count()) as pool:
-                futures = {pool.submit(_shard_task, *job): j for j, job in enumerate(jobs)}
-                for future in as_completed(futures):
-                    results[futures[future]] = future.result()
-                    bar.update()
-        else:
-            try:
-                futures = [client.submit(_shard_task, *job, pure=False) for job in jobs]
-                index = {future.key: j for j, future in enumerate(futures)}
-                for future in dask_as_completed(futures):
-                    results[index[future.key]] = future.result()
-                    bar.update()
-            finally:
-                if kind[0] == "dask":
-                    client.close()
+        yield client, dask_as_completed
     finally:
-        bar.close()
+        if kind[0] == "dask":
+            client.close()
+
+
+def _map_shards(jobs, kind, workers, client, dask_as_completed, on_done=None):
+    """Results of ``_shard_task(*job)`` for every job, in job order, on the chosen (checked, connected) executor;
+    ``on_done(j)`` after job j completes (progress)."""
+    results = [None] * len(jobs)
+
+    def done(j, value):
+        results[j] = value
+        if on_done is not None:
+            on_done(j)
+
+    if kind == "serial":
+        for j, job in enumerate(jobs):
+            done(j, _shard_task(*job))
+    elif kind == "local":
+        with ProcessPoolExecutor(max_workers=workers or os.cpu_count()) as pool:
+            futures = {pool.submit(_shard_task, *job): j for j, job in enumerate(jobs)}
+            for future in as_completed(futures):
+                done(futures[future], future.result())
+    else:
+        futures = [client.submit(_shard_task, *job, pure=False) for job in jobs]
+        index = {future.key: j for j, future in enumerate(futures)}
+        for future in dask_as_completed(futures):
+            done(index[future.key], future.result())
     return results
 
 
@@ -233,8 +254,13 @@ def run_shards(scenario, attack: Callable | None, thresholds, trials_per_shard, 
     seed = check_int("seed", seed, minimum=0)
     sizes = _check_sizes(trials_per_shard, shards)
     thresholds = np.asarray(check_array("thresholds", thresholds, ndim=1), dtype=np.float64)
-    per_shard = _map_shards(scenario, attack, thresholds, sizes, seed=seed, executor=executor, workers=workers,
-                            progress=progress, keep_scores=False)
+    kind, workers = check_executor(executor, workers)
+    spec = _wire_scenario(scenario, kind)
+    attack = _check_attack(attack, kind)
+    jobs = [(spec, attack, thresholds, size, seed, j, False) for j, size in enumerate(sizes)]
+    with _connected(kind, executor) as (client, dask_as_completed):  # before the bar: a failure prints only itself
+        with progress_bar(len(jobs), "shards", "shard", enabled=progress) as bar:
+            per_shard = _map_shards(jobs, kind, workers, client, dask_as_completed, lambda j: bar.update())
     return tuple(merge_counts(shard[i] for shard in per_shard) for i in range(thresholds.size))
 
 
@@ -248,9 +274,11 @@ def audit_sharded(scenario, trials, *, seed, shards, executor="serial", workers=
     same defaults, and the known-law oracle threshold) and the result is assembled by ``finish_audit``; with
     ``exact_oracle`` the shards also return their scores so ``oracle_epsilon_lb`` is the best ε_lb over
     ``candidate_thresholds`` of the pooled counted scores, and the result equals ``audit(..., shards=shards)`` field
-    for field (``roc`` is not computed and not compared). With ``exact_oracle=False`` only counts come back (memory
-    independent of ``trials``) and ``oracle_epsilon_lb`` is the best ε_lb on the counted split over the SELECT
-    split's candidate thresholds — also report only, not a bound.
+    for field, ``roc`` included (``roc`` is not part of equality; it is the same points). With
+    ``exact_oracle=False`` only counts come back (memory independent of ``trials``), ``oracle_epsilon_lb`` is the
+    best ε_lb on the counted split over the SELECT split's candidate thresholds — also report only, not a bound —
+    and ``roc`` holds the counted split's (FPR, TPR) at those thresholds and the planned ones. ``progress``: a bar
+    over the 2 × ``trials`` outputs drawn (module docstring).
     """
     scenario_obj = resolve_scenario(scenario)
     trials = check_int("trials", trials, minimum=2)
@@ -262,33 +290,44 @@ def audit_sharded(scenario, trials, *, seed, shards, executor="serial", workers=
     select_trials, shard_sizes = split_sizes(trials, threshold_fraction, shards)
     if attack is not None and not callable(attack):
         raise TypeError(f"attack must be callable, got {type(attack).__name__}")
+    kind, workers = check_executor(executor, workers)
+    spec = _wire_scenario(scenario, kind)  # refused here, before anything is drawn
+    wire_attack = _check_attack(attack, kind)
     known_law = has_known_law(scenario_obj, attack)
     local_attack = likelihood_ratio_score(scenario_obj) if attack is None else attack
     delta = scenario_obj.delta
     bound_confidence = verdict_bound_confidence(scenario_obj, confidence)
 
-    # SELECT split, serially: thresholds fixed before any counted output is drawn.
-    select_d, select_dp = draw_scores(scenario_obj, local_attack, select_trials, seed=seed, split="select")
-    plan = plan_thresholds(scenario_obj, select_d, select_dp, sum(shard_sizes), use_grid=use_grid,
-                           grid_size=grid_size, delta=delta, bound_confidence=bound_confidence, known_law=known_law)
-    planned = plan.counted()
-    counted = planned
-    if not exact_oracle:
-        counted = np.concatenate([planned, candidate_thresholds(select_d, select_dp)])
-
-    per_shard = _map_shards(scenario, attack, counted, shard_sizes, seed=seed, executor=executor, workers=workers,
-                            progress=progress, keep_scores=exact_oracle)
+    with _connected(kind, executor) as (client, dask_as_completed):  # before the bar: a failure prints only itself
+        with progress_bar(2 * trials, f"audit {scenario_obj.name}", "trial", enabled=progress) as bar:
+            # SELECT split, serially: thresholds fixed before any counted output is drawn.
+            select_d, select_dp = draw_scores(scenario_obj, local_attack, select_trials, seed=seed, split="select",
+                                              advance=bar.update)
+            plan = plan_thresholds(scenario_obj, select_d, select_dp, sum(shard_sizes), use_grid=use_grid,
+                                   grid_size=grid_size, delta=delta, bound_confidence=bound_confidence,
+                                   known_law=known_law)
+            planned = plan.counted()
+            counted = planned
+            if not exact_oracle:
+                counted = np.concatenate([planned, candidate_thresholds(select_d, select_dp)])
+            jobs = [(spec, wire_attack, counted, size, seed, j, exact_oracle) for j, size in enumerate(shard_sizes)]
+            per_shard = _map_shards(jobs, kind, workers, client, dask_as_completed,
+                                    lambda j: bar.update(2 * shard_sizes[j]))
     shard_counts = [r[0] for r in per_shard] if exact_oracle else per_shard
     merged = [merge_counts(c[i] for c in shard_counts) for i in range(counted.size)]
 
     if exact_oracle:
-        _, oracle_epsilon_lb = select_threshold(np.concatenate([r[1] for r in per_shard]),
-                                                np.concatenate([r[2] for r in per_shard]), "epsilon",
-                                                delta=delta, confidence=bound_confidence)
+        pooled_d = np.concatenate([r[1] for r in per_shard])
+        pooled_dp = np.concatenate([r[2] for r in per_shard])
+        _, oracle_epsilon_lb = select_threshold(pooled_d, pooled_dp, "epsilon", delta=delta,
+                                                confidence=bound_confidence)
+        roc = roc_curve_at(pooled_d, pooled_dp, candidate_thresholds(pooled_d, pooled_dp))
     else:
         oracle_epsilon_lb = max(epsilon_lower_bound(c.fp, c.negatives, c.fn, c.positives, delta,
                                                     bound_confidence).epsilon_lb for c in merged[planned.size:])
+        order = np.argsort(counted, kind="stable")
+        roc = roc_from_counts([merged[i] for i in order])
     return finish_audit(scenario_obj, plan, merged[:planned.size], trials=trials, select_trials=select_trials,
                         count_trials=sum(shard_sizes), seed=seed, shards=len(shard_sizes), confidence=confidence,
                         bound_confidence=bound_confidence, oracle_epsilon_lb=oracle_epsilon_lb,
-                        threshold_strategy=threshold_strategy, grid_size=grid_size)
+                        threshold_strategy=threshold_strategy, grid_size=grid_size, roc=roc)

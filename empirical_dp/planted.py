@@ -10,7 +10,7 @@ target ε): only the Clopper–Pearson ε_lb may refute them, and the budgets ar
 confidence 1 − 1e-6 (bugs 1 and 2: 500 000 trials per dataset, expected best-threshold ε_lb ≈ 1.32 at that
 confidence, 1.50 at 0.95, against the claim 1; the true μ-GDP of the pair, ``Scenario.mu``, only feeds the
 yardsticks). Bug 5 states the claim of its twin's plan, ``gdp_exact``: μ-GDP (``dpzero_scenarios.plan_claim``),
-so the GDP μ bound may refute it too.
+so the GDP μ bound may refute it too; so do bugs 13–16 (μ-GDP at the zo_o2nc ledger's exact ρ).
 
 Sources:
 - Dong, Roth, Su 2022 (JRSS-B) Thm 2.7 / Cor. 2.13: the Gaussian mechanism with sensitivity Δ and noise σ is
@@ -39,6 +39,15 @@ The bugs:
    scenario: z_t is a function of it, so the transcript is a deterministic function of the data; the attacker
    regenerates every z_t, subtracts σz_t and reads off the canary's ∓C s_t/n. The twin is the real algorithm
    (``reference.fast.dpzero``), i.e. the ``dpzero-full-run`` scenario, against the same attacker.
+13. ``zo_o2nc-noise-halved-sensitivity`` and 14. ``zo_o2nc-nodes-renoised`` (``empirical_dp.zo_o2nc``): one epoch
+   of zo_o2nc Alg 4 on the canary pair of the ``zo_o2nc-epoch`` scenario, claimed μ-GDP at the ledger's ρ =
+   μ*(1, 1e-5) — 13 with the tree noise calibrated for half the sensitivities (dL/B1 for the GRAD leaf instead of
+   2dL/B1: σ/2, true μ = 2ρ), 14 with every release summing fresh node noises (independent releases, true μ =
+   1.384ρ at T = 16). Twins: the correct ``zo_o2nc-epoch`` mechanism against the same claim.
+15. ``zo_o2nc-published-public-seed-noise`` and 16. ``zo_o2nc-published-training-diagnostics``
+   (``empirical_dp.zo_o2nc_published``): the whole publication of a zo_o2nc run with its secret seed computed from
+   the public seed (seed + 1), resp. with the NOT PRIVATE training diagnostics published; claimed μ-GDP at the
+   ledger's ρ (ε = 1), caught at 100 publications per data set. Twins: the default pipeline.
 
 Randomness: each scenario's ``sample(rng, trials, which)`` draws from the generator it is given, in the order
 stated in its docstring.
@@ -61,6 +70,8 @@ from .audit import AuditResult, audit
 from .dpzero_scenarios import dpzero_run_scenario, dpzero_run_setup, linear_loss, plan_claim
 from .published import PUBLISHED_BUILTINS, published_scenario
 from .scenarios import Scenario, poisson_gaussian_scenario
+from .zo_o2nc import nodes_renoised_scenario, noise_halved_sensitivity_scenario
+from .zo_o2nc_published import ZO_O2NC_PUBLISHED_BUILTINS, zo_o2nc_published_scenario
 
 __all__ = [
     "calibrated_noise_std",
@@ -475,24 +486,25 @@ TWINS: dict[str, tuple[Callable[[], Scenario], Callable[[Scenario], Callable], i
 }
 
 
-def _run(registry: dict, name, seed, trials, confidence) -> AuditResult:
+def _run(registry: dict, name, seed, trials, confidence, progress=False) -> AuditResult:
     if not isinstance(name, str) or name not in registry:
         raise ValueError(f"name must be one of {sorted(registry)}, got {name!r}")
     scenario_factory, attack_factory, budget = registry[name]
     trials = budget if trials is None else check_int("trials", trials, minimum=2)
     scenario = scenario_factory()
-    return audit(scenario, trials, seed=seed, attack=attack_factory(scenario), confidence=confidence)
+    return audit(scenario, trials, seed=seed, attack=attack_factory(scenario), confidence=confidence,
+                 progress=progress)
 
 
-def audit_planted(name, seed, trials=None, *, confidence=0.95) -> AuditResult:
+def audit_planted(name, seed, trials=None, *, confidence=0.95, progress=False) -> AuditResult:
     """Audit planted bug ``name`` (a key of ``PLANTED``) with ``trials`` outputs per dataset (default: its stated
-    budget) and its exposing attack; the expected verdict is "violation"."""
-    return _run(PLANTED, name, seed, trials, confidence)
+    budget) and its exposing attack; the expected verdict is "violation". progress: a bar on stderr (``audit``)."""
+    return _run(PLANTED, name, seed, trials, confidence, progress)
 
 
-def audit_twin(name, seed, trials=None, *, confidence=0.95) -> AuditResult:
+def audit_twin(name, seed, trials=None, *, confidence=0.95, progress=False) -> AuditResult:
     """Audit the correct twin of planted bug ``name`` (a key of ``TWINS``); the expected verdict is "consistent"."""
-    return _run(TWINS, name, seed, trials, confidence)
+    return _run(TWINS, name, seed, trials, confidence, progress)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -549,3 +561,71 @@ PLANTED.update({name: (lambda name=name: _published_planted(name), _published_at
 TWINS.update({name: (lambda name=name: _published_twin(name), _published_attack, PUBLISHED_BUDGET)
               for name in PUBLISHED_PLANTED})
 __all__ += ["PUBLISHED_BUDGET", "PUBLISHED_PLANTED"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bugs 13–14: zo_o2nc's tree noise (``empirical_dp.zo_o2nc``; docs/audits.md, zo_o2nc)
+#
+# Both claim μ-GDP at the ledger's ρ = μ*(1, 1e-5) = 0.268 (the plan's exact ρ, a μ-GDP statement for the tree
+# release), so the GDP μ bound may decide. Budgets from the expected μ_lb at the quick confidence 1 − 1e-6 (each
+# rate's Clopper–Pearson bound at 1 − 2.5e-7 costs ≈ 6.3/√N_count in μ, two rates ≈ 12.6/√N_count): bug 13 (true
+# μ = 0.536) expects μ_lb ≈ 0.44 at 20 000 trials per dataset (19 000 counted), bug 14 (true μ = 0.371) expects
+# μ_lb ≈ 0.33 at 100 000, each above the claim 0.268 by several standard deviations of μ_lb (≈ 0.01).
+
+#: Trials per data set of ``zo_o2nc-noise-halved-sensitivity`` (true μ = 2ρ).
+ZO_O2NC_HALVED_BUDGET = 20_000
+#: Trials per data set of ``zo_o2nc-nodes-renoised`` (true μ = 1.384ρ).
+ZO_O2NC_RENOISED_BUDGET = 100_000
+
+PLANTED.update({
+    "zo_o2nc-noise-halved-sensitivity": (noise_halved_sensitivity_scenario, _likelihood_ratio_attack,
+                                         ZO_O2NC_HALVED_BUDGET),
+    "zo_o2nc-nodes-renoised": (nodes_renoised_scenario, _likelihood_ratio_attack, ZO_O2NC_RENOISED_BUDGET),
+})
+TWINS.update({
+    "zo_o2nc-noise-halved-sensitivity": (lambda: noise_halved_sensitivity_scenario(buggy=False),
+                                         _likelihood_ratio_attack, ZO_O2NC_HALVED_BUDGET),
+    "zo_o2nc-nodes-renoised": (lambda: nodes_renoised_scenario(buggy=False), _likelihood_ratio_attack,
+                               ZO_O2NC_RENOISED_BUDGET),
+})
+__all__ += ["ZO_O2NC_HALVED_BUDGET", "ZO_O2NC_RENOISED_BUDGET"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bugs 15–16: leaks through the published files of a zo_o2nc run (``empirical_dp.zo_o2nc_published``)
+#
+# Each is the zo_o2nc pipeline of ``empirical_dp.zo_o2nc_published`` (``reference.runner.run_zo_o2nc`` with its
+# default privacy arguments on the flat/canary pair, M = 32, d = 1, T = 5, K = 3, then ``publication``; a fresh
+# public seed per trial) with one defect put in, audited on the whole publication with the feature chosen on a
+# separate training split, against the μ-GDP claim at the ledger's exact ρ = μ*(1, 1e-5) = 0.2681 (ε = 1):
+# 15. ``zo_o2nc-published-public-seed-noise``: the secret seed computed from the public seed (noise_seed =
+#     seed + 1, the old seed + r arithmetic), which the runner accepts (it differs from seed and data seed);
+# 16. ``zo_o2nc-published-training-diagnostics``: the NOT PRIVATE training diagnostics published
+#     (include_nonprivate=True).
+# Twins: the default pipeline (``zo_o2nc-published``). Budget: 50 publications per data set (plus
+# ``published.TRAINING_TRIALS`` for training; a publication costs ~50 ms, ten times a DPZero one, so half the
+# DPZero budget keeps `dpref check` under its 3 minutes); a perfect separation of 50 still certifies a μ_lb far
+# above the claim's 0.2681 at the quick confidence 1 − 1e-6 (0/0 errors: each error rate ≤ 1 − 1e-6^(1/n)).
+
+#: Trials per data set of the zo_o2nc published-output planted bugs.
+ZO_O2NC_PUBLISHED_BUDGET = 50
+#: Planted name → (variant of ``zo_o2nc_published.VARIANTS``, its twin's variant).
+ZO_O2NC_PUBLISHED_PLANTED = {
+    "zo_o2nc-published-public-seed-noise": ("public_seed_noise", "default"),
+    "zo_o2nc-published-training-diagnostics": ("training_diagnostics", "default"),
+}
+
+
+def _zo_o2nc_published_planted(name: str) -> Scenario:
+    return ZO_O2NC_PUBLISHED_BUILTINS[name]().scenario
+
+
+def _zo_o2nc_published_twin(name: str) -> Scenario:
+    return zo_o2nc_published_scenario(ZO_O2NC_PUBLISHED_PLANTED[name][1], name=f"{name}-twin").scenario
+
+
+PLANTED.update({name: (lambda name=name: _zo_o2nc_published_planted(name), _published_attack,
+                       ZO_O2NC_PUBLISHED_BUDGET) for name in ZO_O2NC_PUBLISHED_PLANTED})
+TWINS.update({name: (lambda name=name: _zo_o2nc_published_twin(name), _published_attack, ZO_O2NC_PUBLISHED_BUDGET)
+              for name in ZO_O2NC_PUBLISHED_PLANTED})
+__all__ += ["ZO_O2NC_PUBLISHED_BUDGET", "ZO_O2NC_PUBLISHED_PLANTED"]

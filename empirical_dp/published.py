@@ -127,6 +127,9 @@ __all__ = [
     "ReproductionError",
     "publish",
     "publication_features",
+    "file_features",
+    "candidate_seeds",
+    "regeneration_features",
     "FeatureSchema",
     "FeatureSelection",
     "select_feature",
@@ -598,15 +601,47 @@ def _release_column(publication_files: Mapping[str, str], steps: int) -> np.ndar
         return None
 
 
-def _candidates(setup: PublishedSetup, publication_files: Mapping[str, str]) -> list[tuple[str, list[int]]]:
-    """(source, candidate seeds) for feature b, in a fixed source order."""
-    public = setup.public_seed
-    sources = [("public seeds", sorted({public, *setup.seeds})),
-               ("seed offsets", sorted({public + k for k in SEED_OFFSETS if public + k >= 0}))]
+def candidate_seeds(public_seeds, offset_base: int,
+                    publication_files: Mapping[str, str]) -> list[tuple[str, list[int]]]:
+    """(source, candidate seeds) of the noise-regeneration features, in a fixed source order: "public seeds"
+    (``public_seeds``), "seed offsets" (offset_base + k for k in ``SEED_OFFSETS``, those ≥ 0) and "text:FILE" for
+    every file (its integer tokens below 2^128, ``INTEGER_TOKEN``). Shared by every published-output audit."""
+    offset_base = int(offset_base)
+    sources = [("public seeds", sorted({int(s) for s in public_seeds})),
+               ("seed offsets", sorted({offset_base + k for k in SEED_OFFSETS if offset_base + k >= 0}))]
     for name in sorted(publication_files):
         tokens = {int(m) for m in INTEGER_TOKEN.findall(publication_files[name])}
         sources.append((f"text:{name}", sorted(t for t in tokens if t < SEED_BOUND)))
     return sources
+
+
+def regeneration_features(candidates, residuals: np.ndarray, noise_of: Callable[[list[int]], np.ndarray], out: dict,
+                          cache: dict | None = None) -> None:
+    """Feature b of every published-output audit: for each (source, seeds) of ``candidates``, the best log-match
+    of the residual under D′ (``residuals[1]``) against the noise regenerated from every seed of the source, minus
+    the best under D (``residuals[0]``), as ``out["regenerated[SOURCE]"]`` (0 for a source without seeds).
+
+    residuals: (2, n), the release minus the known noiseless value under D and under D′, flattened; noise_of:
+    seeds → (m, n) the noise each seed (and whatever it stands for, e.g. its spawned children) would have added;
+    cache: where the noise of the non-text sources is kept between publications (their seeds do not change)."""
+    for source, seeds in candidates:
+        if not seeds:
+            out[f"regenerated[{source}]"] = 0.0
+            continue
+        key = ("stack", source, tuple(seeds)) if cache is not None and not source.startswith("text:") else None
+        if key is not None and key in cache:
+            streams = cache[key]
+        else:
+            streams = noise_of(seeds)
+            if key is not None:
+                cache[key] = streams
+        best = [float(np.max(_log_match(residuals[h][None, :], streams))) for h in (0, 1)]
+        out[f"regenerated[{source}]"] = best[1] - best[0]
+
+
+def _candidates(setup: PublishedSetup, publication_files: Mapping[str, str]) -> list[tuple[str, list[int]]]:
+    """(source, candidate seeds) for feature b, in a fixed source order."""
+    return candidate_seeds((setup.public_seed, *setup.seeds), setup.public_seed, publication_files)
 
 
 def _with_children(setup: PublishedSetup, seeds: list[int]) -> np.ndarray:
@@ -626,19 +661,8 @@ def _with_children(setup: PublishedSetup, seeds: list[int]) -> np.ndarray:
 def _regeneration_features(setup: PublishedSetup, files: Mapping[str, str], releases: np.ndarray, out: dict) -> None:
     sigma = setup.noise_std()
     residuals = releases[None, :] - setup.means  # (2, T): ŝ − m_D, ŝ − m_D′
-    for source, seeds in _candidates(setup, files):
-        if not seeds:
-            out[f"regenerated[{source}]"] = 0.0
-            continue
-        key = ("stack", source, tuple(seeds)) if not source.startswith("text:") else None
-        if key is not None and key in setup._cache:
-            streams = setup._cache[key]
-        else:
-            streams = sigma * _with_children(setup, seeds)
-            if key is not None:
-                setup._cache[key] = streams
-        best = [float(np.max(_log_match(residuals[h][None, :], streams))) for h in (0, 1)]
-        out[f"regenerated[{source}]"] = best[1] - best[0]
+    regeneration_features(_candidates(setup, files), residuals, lambda seeds: sigma * _with_children(setup, seeds),
+                          out, setup._cache)
 
 
 def _recomputed_features(setup: PublishedSetup, files: Mapping[str, str], releases: np.ndarray, out: dict) -> None:
@@ -674,21 +698,18 @@ def _recomputed_features(setup: PublishedSetup, files: Mapping[str, str], releas
             out[f"recomputed[{column}~{quantity}]"] = float(_log_match(published, on_dp) - _log_match(published, on_d))
 
 
-def publication_features(publication_files: Mapping[str, str], setup: PublishedSetup) -> dict[str, float]:
-    """The features of one publication (module docstring, a–d): name → value, every value a float (non-finite
-    values are mapped to finite ones by ``FeatureSchema.vector``). Every file of the publication contributes."""
+def file_features(publication_files: Mapping[str, str], *, skip=("releases.csv",)) -> dict[str, float]:
+    """The features every published-output audit reads the same way (module docstring, c): ``completed`` (0 when
+    the publication is only error.txt), every file's presence ``file:NAME`` and length ``NAME#len``, every numeric
+    leaf of every JSON file and every numeric cell of every CSV file except those named in ``skip`` (the releases,
+    which an audit scores itself)."""
     files = dict(publication_files)
     out: dict[str, float] = {"completed": 0.0 if "error.txt" in files else 1.0}
     for name, text in sorted(files.items()):
         out[f"file:{name}"] = 1.0
         out[f"{name}#len"] = float(len(text))
-    releases = _release_column(files, setup.steps)
-    if releases is not None:
-        out["release_score"] = float(setup.signs @ releases)                      # a
-        _regeneration_features(setup, files, releases, out)                      # b
-        _recomputed_features(setup, files, releases, out)                         # d
-    for name, text in sorted(files.items()):                                     # c
-        if name == "releases.csv":
+    for name, text in sorted(files.items()):
+        if name in skip:
             continue
         if name.endswith(".json"):
             try:
@@ -705,6 +726,19 @@ def publication_features(publication_files: Mapping[str, str], setup: PublishedS
                     value = _to_float(cell)
                     if value is not None:
                         out[f"{name}:{column}[{i}]"] = value
+    return out
+
+
+def publication_features(publication_files: Mapping[str, str], setup: PublishedSetup) -> dict[str, float]:
+    """The features of one publication (module docstring, a–d): name → value, every value a float (non-finite
+    values are mapped to finite ones by ``FeatureSchema.vector``). Every file of the publication contributes."""
+    files = dict(publication_files)
+    out = file_features(files)                                                    # c
+    releases = _release_column(files, setup.steps)
+    if releases is not None:
+        out["release_score"] = float(setup.signs @ releases)                      # a
+        _regeneration_features(setup, files, releases, out)                      # b
+        _recomputed_features(setup, files, releases, out)                         # d
     return out
 
 
@@ -851,9 +885,11 @@ class PublishedAudit:
     ``scenario`` is an ``empirical_dp.scenarios.Scenario`` whose outputs are feature vectors (trials,
     len(schema)) of whole publications and whose ``log_likelihood_ratio`` slot holds the trained binary score
     (not a likelihood ratio: the audit's default attack). The first ``sample`` or score call trains the selection
-    (``training_trials`` publications per data set) and keeps it."""
+    (``training_trials`` publications per data set) and keeps it. The pipeline enters through four methods —
+    ``_claim``, ``_description``, ``publish_trial`` and ``features`` — which another pipeline's audit overrides
+    (``empirical_dp.zo_o2nc_published``); training, sampling and scoring are shared."""
 
-    def __init__(self, setup: PublishedSetup, name: str, *, claimed_epsilon=None, training_trials=TRAINING_TRIALS,
+    def __init__(self, setup, name: str, *, claimed_epsilon=None, training_trials=TRAINING_TRIALS,
                  training_seed=0, description=None):
         if not isinstance(name, str) or not name:
             raise ValueError("name must be a non-empty string")
@@ -862,16 +898,35 @@ class PublishedAudit:
         self.training_trials = check_int("training_trials", training_trials, minimum=2)
         self.training_seed = check_int("training_seed", training_seed, minimum=0, maximum=SEED_BOUND - 1)
         self._selection: FeatureSelection | None = None
-        s = setup.settings
-        claimed = s["epsilon"] if claimed_epsilon is None else check_real("claimed_epsilon", claimed_epsilon,
-                                                                          nonnegative=True)
+        claim = self._claim()
+        if claimed_epsilon is not None:
+            claim = {"claimed_epsilon": float(check_real("claimed_epsilon", claimed_epsilon, nonnegative=True)),
+                     "delta": claim["delta"]}
+        self.scenario = Scenario(name=name, description=description or self._description(), sample=self.sample,
+                                 **claim, tight_epsilon=None, mu=None, log_likelihood_ratio=self.score)
+
+    # The four hooks a published-output audit of another pipeline overrides (``empirical_dp.zo_o2nc_published``):
+    # the claim, the description, one trial's publication and its features.
+
+    def _claim(self) -> dict:
+        """The ``Scenario`` claim arguments: the run's target ε at its δ (an (ε, δ) claim)."""
+        s = self.setup.settings
+        return {"claimed_epsilon": float(s["epsilon"]), "delta": float(s["delta"])}
+
+    def _description(self) -> str:
+        s, setup = self.setup.settings, self.setup
         batching = (f"Poisson q={s['sampling_probability']:g}, B={s['batch_size']}, n={s['n']} vs {s['n'] + 1}"
                     if setup.poisson else f"full batch, n={s['n']}")
-        text = description or (f"DPZero publication ({VARIANTS[setup.variant][0]}), T={s['steps']}, {batching}, "
-                               f"R={s['replicates']}; score: the training split's best feature")
-        self.scenario = Scenario(name=name, description=text, sample=self.sample, claimed_epsilon=float(claimed),
-                                 delta=float(s["delta"]), tight_epsilon=None, mu=None,
-                                 log_likelihood_ratio=self.score)
+        return (f"DPZero publication ({VARIANTS[setup.variant][0]}), T={s['steps']}, {batching}, "
+                f"R={s['replicates']}; score: the training split's best feature")
+
+    def publish_trial(self, rng: np.random.Generator, which: int, *, proxy: bool = False) -> dict[str, str]:
+        """One trial's publication on D (which = 0) or D′ (1) (``publish``)."""
+        return publish(self.setup, rng, which, proxy=proxy)
+
+    def features(self, publication_files: Mapping[str, str]) -> dict[str, float]:
+        """The features of one publication (``publication_features``)."""
+        return publication_features(publication_files, self.setup)
 
     @property
     def selection(self) -> FeatureSelection:
@@ -885,7 +940,7 @@ class PublishedAudit:
         features = []
         for label, which in (("D", 0), ("D'", 1)):
             rng = streams.generator("published", self.name, "train", label)
-            features.append([publication_features(publish(self.setup, rng, which, proxy=True), self.setup)
+            features.append([self.features(self.publish_trial(rng, which, proxy=True))
                              for _ in range(self.training_trials)])
         schema = FeatureSchema.from_features(features[0] + features[1])
         matrices = [np.array([schema.vector(f) for f in group]) for group in features]
@@ -897,7 +952,7 @@ class PublishedAudit:
             raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         trials = check_int("trials", trials, minimum=0)
         which = check_int("which", which, minimum=0, maximum=1)
-        return [publish(self.setup, rng, which) for _ in range(trials)]
+        return [self.publish_trial(rng, which) for _ in range(trials)]
 
     def sample(self, rng: np.random.Generator, trials: int, which: int) -> np.ndarray:
         """(trials, len(schema)) feature vectors of fresh publications (``Scenario.sample``)."""
@@ -909,7 +964,7 @@ class PublishedAudit:
         pubs = self.publications(rng, trials, which)
         out = np.empty((len(pubs), len(schema.names)))
         for i, files in enumerate(pubs):
-            out[i] = schema.vector(publication_features(files, self.setup))
+            out[i] = schema.vector(self.features(files))
         return out
 
     def score(self, outputs) -> np.ndarray:

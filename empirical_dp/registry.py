@@ -1,13 +1,14 @@
 """The built-in audit scenarios by name (``SCENARIOS``), the one place that knows every scenario module.
 
 ``empirical_dp.scenarios`` defines ``Scenario`` and the closed-form scenarios; ``empirical_dp.dpzero_scenarios``
-(the DPZero algorithm itself) and ``empirical_dp.published`` (everything a DPZero run publishes) build on it. This
-module sits above all three and registers their built-ins, so none of them imports another to find its entries
-(no import cycle, lazy or not). ``dpref audit``, ``empirical_dp.executors`` (built-ins travel to workers by name)
-and the tests look built-ins up here.
+(the DPZero algorithm itself), ``empirical_dp.published`` (everything a DPZero run publishes), ``empirical_dp.zo_o2nc``
+(zo_o2nc Alg 3 + 4: one epoch and the whole run) and ``empirical_dp.zo_o2nc_published`` (everything a zo_o2nc run
+publishes) build on it. This module sits above them and registers their built-ins, so none of them imports another
+to find its entries (no import cycle, lazy or not). ``dpref audit``, ``empirical_dp.executors`` (built-ins travel to
+workers by name) and the tests look built-ins up here.
 
-The closed-form built-ins are built at import; the DPZero and published ones are ``Deferred``: built on first
-access, because ``dpzero-full-run-poisson`` calibrates its noise in mpmath (~4 s).
+The closed-form built-ins are built at import; the DPZero, published and zo_o2nc ones are ``Deferred``: built on
+first access, because ``dpzero-full-run-poisson`` calibrates its noise in mpmath (~4 s).
 """
 
 from __future__ import annotations
@@ -26,12 +27,16 @@ from .scenarios import (
     tree_prefix_scenario,
     zeroth_order_scenario,
 )
+from .zo_o2nc import ZO_O2NC_BUILTINS
+from .zo_o2nc_published import ZO_O2NC_PUBLISHED_BUILTINS
 
 __all__ = [
     "ScenarioRegistry",
     "Deferred",
     "DPZERO_BUILTIN_NAMES",
     "PUBLISHED_BUILTIN_NAMES",
+    "ZO_O2NC_BUILTIN_NAMES",
+    "ZO_O2NC_PUBLISHED_BUILTIN_NAMES",
     "SCENARIOS",
 ]
 
@@ -71,6 +76,14 @@ DPZERO_BUILTIN_NAMES = ("dpzero-step", "dpzero-full-run", "dpzero-full-run-poiss
 #: Built-ins that audit everything a DPZero run publishes (``empirical_dp.published``), built on first use.
 PUBLISHED_BUILTIN_NAMES = ("dpzero-published",)
 
+#: Built-ins that run zo_o2nc Alg 3 + 4 (``empirical_dp.zo_o2nc.ZO_O2NC_BUILTINS``), built on first use (each
+#: build makes four short reference runs to read the ledger and the release means).
+ZO_O2NC_BUILTIN_NAMES = ("zo_o2nc-epoch", "zo_o2nc-full-run")
+
+#: Built-ins that audit everything a zo_o2nc run publishes (``empirical_dp.zo_o2nc_published``), built on first use
+#: (each build makes four short runs of the pipeline to check the noise model; training comes with the first trial).
+ZO_O2NC_PUBLISHED_BUILTIN_NAMES = ("zo_o2nc-published",)
+
 
 def _dpzero_builtin(name: str) -> Scenario:
     return DPZERO_BUILTINS[name]()
@@ -78,6 +91,14 @@ def _dpzero_builtin(name: str) -> Scenario:
 
 def _published_builtin(name: str) -> Scenario:
     return PUBLISHED_BUILTINS[name]().scenario
+
+
+def _zo_o2nc_builtin(name: str) -> Scenario:
+    return ZO_O2NC_BUILTINS[name]()
+
+
+def _zo_o2nc_published_builtin(name: str) -> Scenario:
+    return ZO_O2NC_PUBLISHED_BUILTINS[name]().scenario
 
 
 def _builtins() -> dict[str, Scenario]:
@@ -89,6 +110,9 @@ def _builtins() -> dict[str, Scenario]:
     })
     registry.update({name: Deferred(functools.partial(_dpzero_builtin, name)) for name in DPZERO_BUILTIN_NAMES})
     registry.update({name: Deferred(functools.partial(_published_builtin, name)) for name in PUBLISHED_BUILTIN_NAMES})
+    registry.update({name: Deferred(functools.partial(_zo_o2nc_builtin, name)) for name in ZO_O2NC_BUILTIN_NAMES})
+    registry.update({name: Deferred(functools.partial(_zo_o2nc_published_builtin, name))
+                     for name in ZO_O2NC_PUBLISHED_BUILTIN_NAMES})
     return registry
 
 

@@ -8,9 +8,15 @@ Sources:
   dataset (perfect separation), the ceiling of the ε_lb-against-trials plot.
 
 A report directory holds ``audits.{md,json,csv}`` and ``manifest.json`` (``reference.reporting.write_report``) and,
-when matplotlib is importable, ``roc_<scenario>.png`` (for results carrying an ROC) and
+when matplotlib is importable, ``roc_<scenario>.png`` (for results carrying an ROC or a known μ) and
 ``epsilon_vs_trials_<scenario>.png`` (for scenarios audited at two or more trial counts). Plots use the Agg backend
 and are written to files only.
+
+The ROC plot draws the attack's empirical ROC, ``roc_curve(result)``: the (FPR, TPR) points of ``result.roc`` —
+each what one threshold's error counts give, so serial and sharded audits on every executor have it — sorted by
+FPR, with the end points (0, 0) and (1, 1) of the thresholds +∞ and −∞, joined by straight lines (a test that
+randomises between two thresholds attains every point between them). Beside it: the tight Gaussian-DP curve when
+μ is known and the diagonal (random guessing). ``roc_figure`` builds the figure, ``plot_roc`` writes it.
 """
 
 from __future__ import annotations
@@ -34,8 +40,10 @@ __all__ = [
     "result_record",
     "results_frame",
     "roc_arrays",
+    "roc_curve",
     "gdp_roc",
     "epsilon_by_trials",
+    "roc_figure",
     "plot_roc",
     "plot_epsilon_vs_trials",
     "write_audit_report",
@@ -150,6 +158,18 @@ def roc_arrays(result) -> tuple[np.ndarray, np.ndarray] | None:
     return fpr, tpr
 
 
+def roc_curve(result) -> tuple[np.ndarray, np.ndarray] | None:
+    """The attack's empirical ROC as the ROC plot draws it: the points of ``roc_arrays(result)`` sorted by FPR
+    (ties by TPR), between the end points (0, 0) and (1, 1) (thresholds +∞ and −∞); None when the result carries
+    no ROC. Descriptive, not a bound."""
+    arrays = roc_arrays(result)
+    if arrays is None:
+        return None
+    fpr, tpr = arrays
+    order = np.lexsort((tpr, fpr))
+    return np.concatenate([[0.0], fpr[order], [1.0]]), np.concatenate([[0.0], tpr[order], [1.0]])
+
+
 def gdp_roc(false_positive_rate, mu) -> np.ndarray:
     """The ROC of the most powerful test against μ-GDP (Dong–Roth–Su Def. 2.6): TPR = Φ(Φ⁻¹(FPR) + μ).
 
@@ -191,12 +211,19 @@ def _pyplot():
     return plt
 
 
-def plot_roc(result, path, *, mu=None) -> Path:
-    """ROC of the attack (``result.roc``, when present) against the tight Gaussian-DP curve TPR = Φ(Φ⁻¹(FPR) + μ)
-    (when ``mu`` is given), on linear and on log–log axes (the tails decide ε). Writes a PNG to ``path``."""
+#: Label of the empirical ROC line (``roc_figure``).
+EMPIRICAL_ROC_LABEL = "attack, empirical (counted split; not a bound)"
+#: At most this many points are marked on the empirical ROC (beyond, the line alone).
+MAX_MARKED_POINTS = 300
+
+
+def roc_figure(result, *, mu=None):
+    """The ROC figure of ``result``: two panels, linear and log–log axes (the tails decide ε), each with the attack's
+    empirical ROC (``roc_curve``, label ``EMPIRICAL_ROC_LABEL``) when the result carries one, the tight Gaussian-DP
+    curve TPR = Φ(Φ⁻¹(FPR) + μ) when ``mu`` is given, and the diagonal. Returns the matplotlib figure (close it)."""
     result = _check_result(result)
-    arrays = roc_arrays(result)
-    if arrays is None and mu is None:
+    curve = roc_curve(result)
+    if curve is None and mu is None:
         raise ValueError("nothing to plot: result has no roc and mu is None")
     plt = _pyplot()
     figure, axes = plt.subplots(1, 2, figsize=(10, 4.5))
@@ -204,9 +231,11 @@ def plot_roc(result, path, *, mu=None) -> Path:
     for ax, log in zip(axes, (False, True)):
         if mu is not None:
             ax.plot(grid, gdp_roc(grid, mu), color="black", lw=1.5, label=f"tight Gaussian DP, μ = {mu:.4g}")
-        if arrays is not None:
-            fpr, tpr = arrays
-            ax.plot(fpr, tpr, color="tab:blue", lw=1.2, drawstyle="steps-post", label="attack (counted split; descriptive)")
+        if curve is not None:
+            fpr, tpr = curve
+            marker = "." if fpr.size <= MAX_MARKED_POINTS else None
+            ax.plot(fpr, tpr, color="tab:blue", lw=1.2, marker=marker, markersize=3,
+                    label=f"{EMPIRICAL_ROC_LABEL}: {fpr.size - 2} thresholds")  # without the end points
         ax.plot([0, 1], [0, 1], color="grey", lw=0.8, ls=":", label="random guess")
         ax.set_xlabel("false positive rate (say D' on D)")
         ax.set_ylabel("true positive rate (say D' on D')")
@@ -223,9 +252,19 @@ def plot_roc(result, path, *, mu=None) -> Path:
         ax.grid(True, alpha=0.3)
         ax.legend(loc="lower right", fontsize=8)
     figure.tight_layout()
+    return figure
+
+
+def plot_roc(result, path, *, mu=None) -> Path:
+    """Write ``roc_figure(result, mu=mu)`` as a PNG to ``path``: the attack's empirical ROC (when the result carries
+    one: serial and sharded audits on every executor do) against the tight Gaussian-DP curve (when ``mu`` is
+    given), on linear and on log–log axes."""
+    figure = roc_figure(result, mu=mu)
     path = Path(path)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    try:
+        figure.savefig(path, dpi=110)
+    finally:
+        _pyplot().close(figure)
     return path
 
 

@@ -29,8 +29,9 @@ Runtime: about 3 minutes on 2 cores (two worker processes, ``--workers``; 172 s 
 
 writes ``dpzero_dimension_study.png``, ``dpzero_dimension_study.csv`` (the selected configuration of every
 (pattern, d, method)) and ``dpzero_dimension_study_grid.csv`` (every configuration) into DIR (default
-``./dimension_study_out`` under the current directory; the figure of the documentation is regenerated with
-``--out docs/img``).
+``./dimension_study_out`` under the current directory; the directory is checked before computing, and a
+non-empty one is refused without ``--overwrite``; the figure of the documentation is regenerated with
+``--out docs/img --overwrite``).
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ import pandas as pd  # noqa: E402
 
 from reference.fast import dpzero as fast  # noqa: E402
 from reference.objectives import QUADRATIC_MODES, EffectiveRankQuadratic  # noqa: E402
+from reference.progress import progress_bar  # noqa: E402
+from reference.reporting import prepare_output_dir  # noqa: E402
 from reference.rng import Streams  # noqa: E402
 from reference.secrets import replicate_seeds  # noqa: E402
 
@@ -190,25 +193,29 @@ def main(argv=None) -> int:
     parser.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     parser.add_argument("--out", default="dimension_study_out", metavar="DIR",
                         help="directory for the PNG and the CSVs (default ./dimension_study_out; created if needed)")
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--overwrite", action="store_true", help="write into a non-empty --out directory")
+    parser.add_argument("--quiet", "-q", "--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.workers < 1:
         parser.error("--workers must be >= 1")
+    try:  # before computing: a result that cannot be written is refused now, not lost after 3 minutes
+        out = prepare_output_dir(args.out, overwrite=args.overwrite, option="--out")
+    except ValueError as exc:
+        parser.error(str(exc))
     dims = QUICK_DIMENSIONS if args.quick else DIMENSIONS
     # biggest cells first, so that the two workers finish together
     tasks = sorted(itertools.product(QUADRATIC_MODES, dims, METHODS),
                    key=lambda t: -t[1] * (1 if t[2] == "DPZero" else 12))
-    from tqdm.auto import tqdm
-
     start = time.perf_counter()
     rows = []
+    bar = progress_bar(len(tasks), "cells", "cell", enabled=not args.quiet)
     with ProcessPoolExecutor(max_workers=args.workers) as pool:
-        for cell in tqdm(pool.map(study_cell, tasks), total=len(tasks), desc="cells", disable=args.no_progress):
+        for cell in pool.map(study_cell, tasks):
             rows.extend(cell)
+            bar.update()
+    bar.close()
     grid = pd.DataFrame(rows)
     best = best_by_train(grid)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     name = "dpzero_dimension_study" + ("_quick" if args.quick else "")
     best.to_csv(out / f"{name}.csv", index=False, float_format="%.6g")
     grid.to_csv(out / f"{name}_grid.csv", index=False, float_format="%.6g")

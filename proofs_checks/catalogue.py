@@ -1,7 +1,8 @@
 """The claims catalogue (docs/claims.md), the errata list (docs/errata.md) and the per-paper maps
 (docs/papers/<paper>.md), generated from the claim registry and the paper registry (proofs_checks/papers.py).
 
-    python -m proofs_checks.catalogue            # writes docs/claims.md, docs/errata.md, docs/papers/*.md (make docs)
+    python -m proofs_checks.catalogue            # writes docs/claims.md, docs/errata.md, docs/papers/*.md and
+                                                 # proofs_checks/claims_index.json (make docs)
 
 A paper map reads paper location -> claim id -> the reference code the claim exercises (the
 implementations behind the protocols it requires). When ``docs/papers/src/<paper>.md`` exists (a
@@ -17,6 +18,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from .claim import PAPERS
+from .claims_index import index_json
 from .papers import ERRATA, PAPERS_BY_KEY, errata_of, paper_text
 from .protocols import PROTOCOLS
 from .registry import load_claims
@@ -172,6 +174,7 @@ def generated_documents() -> dict[str, str]:
     documents = {"docs/claims.md": catalogue_markdown() + "\n", "docs/errata.md": errata_markdown() + "\n"}
     for paper in sorted(PAPERS):
         documents[f"docs/papers/{paper}.md"] = paper_map_markdown(paper) + "\n"
+    documents["proofs_checks/claims_index.json"] = index_json()  # what `dpref claims list` reads
     return documents
 
 

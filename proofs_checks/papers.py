@@ -305,6 +305,9 @@ ERRATA: tuple[Erratum, ...] = (
        "divides by B; replacing n by B in the paper's σ is a different (unamplified) guarantee, so dpref "
        "requires an explicit accountant for mini-batches"),
     # --- zo_o2nc -----------------------------------------------------------------------------------------
+    _e("zo_o2nc.E1", "typo", "Algorithm 4 (partition); Theorem 4.3; Lemma C.1; §3 (decomposition); §4.1",
+       "Z_t^k for t = [2, K]; M^(j)(x_{1:j−1}, Z_i); Σ_{i=1}^t in the gradient decomposition; B1 = T (§4.1)",
+       "t ∈ {2, …, T}; Z_j; Σ_{i=2}^t; B1 = T + 1 as in Theorem 4.9 (both satisfy B1 ≥ T·B2/2)"),
     _e("zo_o2nc.E3", "erratum", "Theorem 4.3 proof, Lemma C.1; Corollary 4.4",
        "a record enters |OUT(q)| = ⌈log₂ n⌉ + 1 ≤ 2 ln n tree nodes",
        "the exact largest count is ⌊log₂ n⌋ + 1, which exceeds 2 ln n at n ∈ {1, 2, 4}: Corollary 4.4's "
@@ -315,14 +318,47 @@ ERRATA: tuple[Erratum, ...] = (
        "|NODE(t)| ≤ 2 ln t, hence E‖TREE(t)‖² ≤ 2 ln(t)·dσ²",
        "false at t = 1 (one node, 2 ln 1 = 0); exact: popcount(t)·dσ², or 2 ln(T)·dσ² for all t ≤ T when T ≥ 2",
        "zo_o2nc.remark4_2.node_count_bound"),
+    _e("zo_o2nc.E5", "erratum", "Theorem 4.9 (choice of T); Appendix E",
+       "T = min{T1, T2} with T1 = (√d·LδM/(F*+Lδ))^{2/3}, T2 = (d^{3/2}LδM/((F*+Lδ)ρ))^{1/2}",
+       "with the minimum the error bound a·T + b/√T + c/T keeps the decreasing term of the larger Ti "
+       "uncontrolled; T = max{T1, T2} gives the stated rate. dpref defaults to the maximum (T_rule=\"max\"), "
+       "the printed minimum selectable (privacy is unaffected: σ is recomputed from T)",
+       "zo_o2nc.thm4_9.t_rule"),
     _e("zo_o2nc.E6", "erratum", "Lemma A.1 with Lemma A.2 (proof of Lemma 2.2(iii))",
        "Lemma A.1 bounds the smoothing constant by √d using Lemma A.2's Γ-ratio bound √(2n)",
        "with √(2n) the proof gives only 2√(2/π)·√d ≈ 1.6√d; Lemma 2.2(iii)'s √d is true (with the bound "
        "√(πn)/2 the proof gives exactly √d)",
        "zo_o2nc.lemma_a1.constant_via_a2"),
+    _e("zo_o2nc.E7", "clarification", "Theorem 4.9 (statement)",
+       "the output is a (δ, ε)-stationary point",
+       "the proof bounds E‖∇F(w̄)‖_{2δ} (Corollary 2.3 doubles the radius), in expectation; dpref reports "
+       "Goldstein stationarity at radius 2δ"),
+    _e("zo_o2nc.E8", "erratum", "Appendix E (naive oracle, Algorithm 6)",
+       "σ = dL/(Bρ) gives (α, αρ²/2)-RDP",
+       "the replace-one sensitivity of the one-direction estimator is 2dL/B (as in Lemma 3.1), so σ = 2dL/(Bρ) "
+       "is needed; dpref defaults to it, the printed value selectable and labelled",
+       "zo_o2nc.appe.naive_noise"),
+    _e("zo_o2nc.E9", "erratum", "Appendix E (rate of the naive oracle)",
+       "M = Ω(d F*L²/(δε³) + d^{3/2} F*L²/(ρδε³)) with B = 1",
+       "with B = 1 the derivation gives M ≳ d³/(ρ²δε³); the printed rate needs B ≈ d^{3/2}/ρ. dpref offers both "
+       "batch sizes",
+       "zo_o2nc.appe.naive_rate"),
+    _e("zo_o2nc.E10", "clarification", "Algorithm 3, line 3 (OSD step size)",
+       "η is \"the stepsize tuned by OSD\"",
+       "no formula is given; dpref uses the data-independent η = D/(G√T) with G² = 3V + 3L² + 3N from the "
+       "quantities of Lemma 4.8 and Corollary 4.5"),
     _e("zo_o2nc.E11", "typo", "§2 (RDP to (ε, δ)-DP conversion)",
        "\"for all δ [relation lost] exp(−ρ²)\"",
        "δ ≤ exp(−ρ²); dpref uses the conversion ρ²/2 + ρ√(2 ln(1/δ)), valid for every δ"),
+    _e("zo_o2nc.E12", "clarification", "Algorithm 4 (partition of the data)",
+       "partition Z into Z_1^k (size B1) and Z_t^k (size B2)",
+       "the order is not specified; dpref partitions in index order (single pass, each record in exactly one "
+       "block) and claims no amplification by shuffling"),
+    _e("zo_o2nc.E13", "clarification", "Definition 2.1; Lemmas 3.1, 3.2, 4.8; Theorem 4.9",
+       "f(·, z) differentiable and L-Lipschitz",
+       "only Lipschitz continuity is used (Lemma 2.2 needs no differentiability); for nonsmooth F the gradients "
+       "of Definition 2.1 are Clarke subgradients (or gradients at points of differentiability)",
+       "zo_o2nc.lemma4_8.oracle_variance"),
     _e("zo_o2nc.E15", "clarification", "Lemmas 3.1 and 3.2 (sensitivity)",
        "the sensitivity of GRAD and DIFF is bounded deterministically",
        "only when the two neighbouring runs share the directions u_ij (the proof conditions on the internal "

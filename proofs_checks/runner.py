@@ -27,14 +27,15 @@ from dataclasses import replace
 
 import pandas as pd
 from scipy import stats as sps
-from tqdm.auto import tqdm
+
+from reference.progress import progress_bar
 
 from .claim import BORROWED, BUDGETS, ERRATUM, ERROR, FAIL, HOLDS, PASS, Budget, CheckContext, Claim, Evidence
 from .nonfinite import guarded
 from .stats import claim_seed, clopper_pearson, holm_adjust
-from .subjects import Subject
+from .subjects import Subject, resolve_subject
 
-__all__ = ["RESULT_COLUMNS", "SOAK_COLUMNS", "run_claim", "run_claims", "soak", "uniformity_p_value"]
+__all__ = ["RESULT_COLUMNS", "SOAK_COLUMNS", "explain", "run_claim", "run_claims", "soak", "uniformity_p_value"]
 
 RESULT_COLUMNS = [
     "id",
@@ -52,6 +53,8 @@ RESULT_COLUMNS = [
     "relative_mde",
     "mde_target",
     "power",
+    "level",
+    "why",
     "detail",
 ]
 
@@ -123,7 +126,7 @@ def run_claim(claim: Claim, subject: Subject, budget: Budget | str = "quick", re
             + f"{type(exc).__name__}: {exc} (at {tb.filename.rsplit('/', 1)[-1]}:{tb.lineno})",
         )
     seconds = time.perf_counter() - start
-    return {
+    row = {
         "id": claim.id,
         "paper": claim.paper,
         "kind": claim.kind,
@@ -139,10 +142,14 @@ def run_claim(claim: Claim, subject: Subject, budget: Budget | str = "quick", re
         "relative_mde": _float_or_none(evidence.relative_mde),
         "mde_target": None if claim.mde_target is None else claim.mde_target.at(budget),
         "power": evidence.power,
+        "level": level,
+        "why": None,  # explain(), below; run_claims explains again after Holm's correction
         "detail": evidence.detail,
         "_level": level,
         "_borrowed": _runs_borrowed_code(claim, subject),
     }
+    row["why"] = explain(row)
+    return row
 
 
 def _apply_holm(rows: list[dict]) -> None:
@@ -156,7 +163,53 @@ def _apply_holm(rows: list[dict]) -> None:
             row["verdict"] = BORROWED if row.get("_borrowed") else PASS
 
 
+def _first_clause(detail: str) -> str:
+    return detail.split("; ")[0] if detail else ""
+
+
+def explain(row: dict) -> str:
+    """The verdict of a result row in a few words: the test or bound that decided it, with its numbers
+    (kept short: it is the last column of the run table; ``detail`` has the full account)."""
+    verdict, p_adjusted = row["verdict"], row["p_adjusted"]
+    statistic, bound, relative_mde = row["statistic"], row["bound"], row["relative_mde"]
+    if verdict == ERROR:
+        return "error: " + _first_clause(row["detail"])
+    if verdict == ERRATUM:
+        numbers = f" ({statistic:.3g} vs printed {bound:.3g})" if statistic is not None and bound is not None else ""
+        return "printed statement fails" + numbers
+    prefix = "borrowed code; " if verdict == BORROWED else ""
+    if row["p_value"] is not None and p_adjusted is not None:
+        mde = "" if relative_mde is None else f"; MDE {relative_mde:.2g}"
+        if verdict == FAIL:
+            return f"deviation (Holm p {p_adjusted:.2g} < {row['level']:g}{mde})"
+        return prefix + f"no deviation (Holm p {p_adjusted:.2g} >= {row['level']:g}{mde})"
+    if verdict == FAIL:
+        return "failed: " + _first_clause(row["detail"])
+    if statistic is not None and bound is not None:
+        return prefix + f"within bound ({statistic:.3g} vs {bound:.3g})"
+    return prefix + "exact check held: " + _first_clause(row["detail"])
+
+
+def _check_claims(claims) -> list[Claim]:
+    if isinstance(claims, (str, Claim)) or not isinstance(claims, Sequence):
+        raise TypeError("claims must be a sequence of Claim objects, e.g. "
+                        "proofs_checks.registry.select(load_claims(), ids=[...]); got " + type(claims).__name__)
+    for i, claim in enumerate(claims):
+        if not isinstance(claim, Claim):
+            raise TypeError(f"claims[{i}] must be a Claim, got {type(claim).__name__} {claim!r:.60}")
+    return list(claims)
+
+
+def _check_subjects(subjects) -> list[Subject]:
+    """Subjects, or their names / objects as ``resolve_subject`` takes them ("reference", "fast", "mod:attr", …)."""
+    if isinstance(subjects, (str, Subject)) or not isinstance(subjects, Sequence):
+        raise TypeError("subjects must be a sequence of subjects or subject names, e.g. ['reference', 'fast']; got "
+                        + type(subjects).__name__)
+    return [s if isinstance(s, Subject) else resolve_subject(s) for s in subjects]
+
+
 def _pairs(claims: Sequence[Claim], subjects: Sequence[Subject]):
+    claims, subjects = _check_claims(claims), _check_subjects(subjects)
     return [(c, s) for c in claims for s in subjects if c.applies_to(s)]
 
 
@@ -168,12 +221,24 @@ def run_claims(
     replicate: int = 0,
     progress: bool = True,
 ) -> pd.DataFrame:
-    """Run every applicable (claim, subject) pair; Holm-correct the statistical verdicts of the run."""
+    """Run every applicable (claim, subject) pair; Holm-correct the statistical verdicts of the run.
+
+    claims: a sequence of ``Claim``; subjects: ``Subject`` objects or names (``resolve_subject``); budget:
+    ``"quick"``, ``"full"`` or a ``Budget``; progress: a progress bar on stderr (``reference.progress``).
+    """
+    budget = _as_budget(budget)
     pairs = _pairs(claims, subjects)
     rows = []
-    for claim, subject in tqdm(pairs, desc="claims", unit="check", disable=not progress, leave=False):
-        rows.append(run_claim(claim, subject, budget, replicate))
+    bar = progress_bar(len(pairs), "claims", "check", enabled=progress)
+    try:
+        for claim, subject in pairs:
+            rows.append(run_claim(claim, subject, budget, replicate))
+            bar.update()
+    finally:
+        bar.close()
     _apply_holm(rows)
+    for row in rows:
+        row["why"] = explain(row)
     return pd.DataFrame(rows, columns=RESULT_COLUMNS)
 
 
@@ -222,7 +287,7 @@ def soak(
         raise ValueError(f"level must lie in (0, 1), got {level!r}")
     pairs = _pairs(claims, subjects)
     records, pooled = [], []
-    bar = tqdm(total=len(pairs) * runs, desc="soak", unit="check", disable=not progress, leave=False)
+    bar = progress_bar(len(pairs) * runs, "soak", "check", enabled=progress)
     for claim, subject in pairs:
         decide_at = claim.level if level is None else level
         alarms, errors, p_values, done = 0, 0, [], 0

@@ -69,8 +69,18 @@ def _load(spec: str):
         raise SubjectError(str(exc)) from None
 
 
-def resolve_subject(spec: str) -> Subject:
-    """``reference``, ``fast`` or ``module:attr``; raises :class:`SubjectError` with the reason."""
+def resolve_subject(spec) -> Subject:
+    """The subject ``spec`` names or is; raises :class:`SubjectError` with the reason.
+
+    spec: ``"reference"``, ``"fast"``, a library adapter name, ``"module:attr"`` / ``"path/file.py:attr"``, or the
+    object itself — a :class:`Subject`, a module, a mapping from protocol names to callables, or a callable (its
+    protocol from ``__dpref_protocol__`` or its name). Anything else is a ``TypeError``.
+    """
+    if not isinstance(spec, str):
+        if isinstance(spec, (Subject, types.ModuleType, Mapping)) or callable(spec):
+            return _as_subject(spec, getattr(spec, "__name__", None) or getattr(spec, "name", None) or repr(spec))
+        raise TypeError(f"subject must be a name (str), a Subject, a module, a mapping or a callable, "
+                        f"got {type(spec).__name__}")
     if spec == "reference":
         return reference_subject()
     if spec == "fast":
@@ -82,22 +92,26 @@ def resolve_subject(spec: str) -> Subject:
             f"subject must be 'reference', 'fast', a library adapter ({', '.join(adapter_names())}) "
             f"or 'module:attr', got {spec!r}"
         )
-    obj = _load(spec)
+    return _as_subject(_load(spec), spec)
+
+
+def _as_subject(obj, name: str) -> Subject:
+    """A Subject from a Subject, a module (attributes named like protocols), a mapping or a callable."""
     if isinstance(obj, Subject):
         return obj
     if isinstance(obj, types.ModuleType):
-        impls = {name: getattr(obj, name) for name in PROTOCOLS if hasattr(obj, name)}
+        impls = {protocol: getattr(obj, protocol) for protocol in PROTOCOLS if hasattr(obj, protocol)}
         if not impls:
-            raise SubjectError(f"module {spec!r} defines none of the protocols {sorted(PROTOCOLS)}")
-        return Subject(spec, impls)
+            raise SubjectError(f"module {name!r} defines none of the protocols {sorted(PROTOCOLS)}")
+        return Subject(name, impls)
     if isinstance(obj, Mapping):
-        return Subject(spec, obj)
+        return Subject(name, dict(obj))  # Subject refuses unknown protocol names
     if callable(obj):
         protocol = getattr(obj, "__dpref_protocol__", None) or getattr(obj, "__name__", None)
         if protocol not in PROTOCOLS:
             raise SubjectError(
-                f"callable {spec!r} does not say which protocol it implements: set its "
+                f"callable {name!r} does not say which protocol it implements: set its "
                 f"__dpref_protocol__ to one of {sorted(PROTOCOLS)} or name it like one"
             )
-        return Subject(spec, {protocol: obj})
-    raise SubjectError(f"{spec!r} is a {type(obj).__name__}, not a Subject, module, mapping or callable")
+        return Subject(name, {protocol: obj})
+    raise SubjectError(f"{name!r} is a {type(obj).__name__}, not a Subject, module, mapping or callable")

@@ -47,7 +47,7 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["FORMATS", "MANIFEST_SCHEMA_VERSION", "platform_info", "prepare_output_dir", "render", "to_records",
+__all__ = ["FORMATS", "MANIFEST_SCHEMA_VERSION", "MISSING", "TABLE_WIDTH", "platform_info", "prepare_output_dir", "render", "to_records",
            "versions", "write_report"]
 
 FORMATS = ("table", "markdown", "csv", "json")
@@ -125,8 +125,59 @@ def to_records(frame: pd.DataFrame) -> list[dict]:
     return [{k: _json_safe(v) for k, v in rec.items()} for rec in records]
 
 
-def render(frame: pd.DataFrame, fmt: str, *, columns: list[str] | None = None) -> str:
-    """Render ``frame`` as ``table`` (terminal), ``markdown``, ``csv`` or ``json`` (list of records)."""
+#: How a missing value (None, NaN) is written in tables and Markdown; JSON writes ``null``, CSV an empty field.
+MISSING = "n/a"
+
+#: Default width of a terminal table; ``width=None`` (the command line's ``--wide``) shows every cell in full.
+TABLE_WIDTH = 120
+
+_ELLIPSIS = "…"
+_MIN_CUT = 24  # a shortened column keeps at least this many characters
+
+
+def _cell(value) -> str:
+    """A table cell: floats to 4 significant digits, missing values as ``MISSING``, lists joined by commas."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_cell(v) for v in value)
+    value = _json_safe(value)
+    if value is None:
+        return MISSING
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _fit(cells: pd.DataFrame, width: int | None) -> pd.DataFrame:
+    """Shorten the widest columns (ending their cells in "…") until a row fits ``width`` characters.
+
+    Column widths are max(header, cells); two spaces separate columns. A column is never cut below its header
+    or ``_MIN_CUT`` characters, so a very narrow ``width`` may still be exceeded (the table is then as narrow as it gets).
+    """
+    if width is None:
+        return cells
+    widths = {c: max([len(str(c))] + [len(v) for v in cells[c]]) for c in cells.columns}
+    floor = {c: min(widths[c], max(len(str(c)), _MIN_CUT)) for c in cells.columns}
+
+    def total():
+        return sum(widths.values()) + 2 * (len(widths) - 1)
+
+    while total() > width:
+        cuttable = [c for c in widths if widths[c] > floor[c]]
+        if not cuttable:
+            break
+        widest = max(cuttable, key=lambda c: widths[c])
+        widths[widest] = max(floor[widest], widths[widest] - (total() - width))
+    return cells.apply(lambda column: column.map(
+        lambda v: v if len(v) <= widths[column.name] else v[: widths[column.name] - 1] + _ELLIPSIS))
+
+
+def render(frame: pd.DataFrame, fmt: str, *, columns: list[str] | None = None, width: int | None = TABLE_WIDTH) -> str:
+    """Render ``frame`` as ``table`` (terminal), ``markdown``, ``csv`` or ``json`` (list of records).
+
+    table and markdown show ``columns`` (default all) with missing values as ``MISSING``; a table is cut to
+    ``width`` characters by shortening its widest text columns (``width=None``: in full). csv and json hold
+    every column (json: see the module docstring).
+    """
     if fmt not in FORMATS:
         raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
     if fmt == "json":
@@ -134,11 +185,18 @@ def render(frame: pd.DataFrame, fmt: str, *, columns: list[str] | None = None) -
     if fmt == "csv":
         return frame.to_csv(index=False)
     shown = frame[columns] if columns else frame
+    cells = shown.astype(object).apply(lambda column: column.map(_cell)) if len(shown) else shown.astype(str)
     if fmt == "markdown":
-        return shown.to_markdown(index=False, floatfmt=".4g")
-    with pd.option_context("display.max_rows", None, "display.max_columns", None, "display.width", 200,
-                           "display.max_colwidth", 60):
-        return shown.to_string(index=False, float_format=lambda v: f"{v:.4g}")
+        return cells.to_markdown(index=False)
+    cells = _fit(cells, width)
+    numeric = {c for c in shown.columns if pd.api.types.is_numeric_dtype(shown[c].dtype)}
+    widths = {c: max([len(str(c))] + [len(v) for v in cells[c]]) for c in cells.columns}
+
+    def line(values):  # numbers right-aligned, text left-aligned
+        return "  ".join(v.rjust(widths[c]) if c in numeric else v.ljust(widths[c])
+                         for c, v in zip(cells.columns, values)).rstrip()
+
+    return "\n".join([line([str(c) for c in cells.columns])] + [line(row) for row in cells.itertuples(index=False)])
 
 
 def versions() -> dict[str, str]:

@@ -31,7 +31,7 @@ import math
 
 import mpmath
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from .precision import is_mp
 from .validation import check_array, check_int, check_real
@@ -199,6 +199,8 @@ def _mean_abs_coordinate(d: int, use_mp: bool):
 
 def ball_coordinate_square_law(d: int):
     """The law of v_1² for v ~ U(unit ball in R^d): scipy.stats.beta(1/2, (d+1)/2), frozen (§1.5)."""
+    from scipy import stats  # here, not at the top: scipy.stats costs ~0.4 s of start-up to every command
+
     d = check_int("d", d, minimum=1)
     return stats.beta(0.5, (d + 1) / 2)
 
@@ -211,6 +213,8 @@ def sphere_coordinate_square_law(d: int):
     d = check_int("d", d, minimum=1)
     if d == 1:
         raise ValueError("d must be >= 2 for the sphere coordinate law: for d = 1, u_1² ≡ 1 (a point mass)")
+    from scipy import stats
+
     return stats.beta(0.5, (d - 1) / 2)
 
 

@@ -2,6 +2,7 @@
 records and curves of ``empirical_dp.report``."""
 
 import dataclasses
+import inspect
 import json
 import math
 
@@ -11,10 +12,10 @@ from scipy.stats import norm
 
 from dpref import audit as audit_cli
 from dpref import cli
-from empirical_dp import planted
+from empirical_dp import planted, registry
 from empirical_dp.audit import audit
 from empirical_dp.registry import SCENARIOS
-from empirical_dp.report import gdp_roc, result_record, results_frame, roc_arrays, write_audit_report
+from empirical_dp.report import gdp_roc, result_record, results_frame, roc_arrays, roc_curve, write_audit_report
 from empirical_dp.scenarios import gaussian_scenario
 
 
@@ -22,6 +23,14 @@ def run(capsys, *argv):
     code = cli.main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def _check_audits():
+    """``dpref check``'s audit part as the command line calls it (its optional parameters, when it has them:
+    the table width and progress)."""
+    parameters = inspect.signature(cli._check_audits).parameters
+    options = {k: v for k, v in {"width": None, "progress": False}.items() if k in parameters}
+    return cli._check_audits("table", None, "dpref check", **options)
 
 
 def _has_matplotlib():
@@ -279,13 +288,15 @@ def test_quick_audits_flag_a_missed_planted_bug(capsys, monkeypatch):
     """(c) in ``dpref check``: a planted bug at a budget too small to catch it is "missed" and fails the check."""
     factory, attack, _ = planted.PLANTED["noise_halved"]
     monkeypatch.setattr(planted, "PLANTED", {"noise_halved": (factory, attack, 2000)})
-    monkeypatch.setattr(audit_cli, "SCENARIOS", {})
+    monkeypatch.setattr(registry, "SCENARIOS", {})
     records = audit_cli.quick_audits()
+    progress = capsys.readouterr().err  # a bar over the audits, as whole lines (stderr is not a terminal here)
+    assert "quick audits" in progress and "1/1" in progress and "\r" not in progress
     assert len(records) == 1
     r = records[0]
     assert (r["verdict"], r["expected"], r["missed"], r["ok"]) == ("consistent", "violation", True, False)
     assert r["note"] == "planted bug not caught at this budget" and r["decided_by"] == "clopper_pearson_epsilon"
-    assert cli._check_audits("table", None, "dpref check") == 1
+    assert _check_audits() == 1
     out, err = capsys.readouterr()
     assert "planted bug not caught at this budget" in out
     assert "audit noise_halved (planted): verdict consistent, expected violation" in err
@@ -294,8 +305,8 @@ def test_quick_audits_flag_a_missed_planted_bug(capsys, monkeypatch):
 def test_check_audits_fails_on_a_record_not_ok(capsys, monkeypatch):
     bad = {c: None for c in audit_cli.QUICK_COLUMNS}
     bad.update(name="gaussian", kind="scenario", verdict="violation", expected="consistent", ok=False)
-    monkeypatch.setattr(audit_cli, "quick_audits", lambda: [bad])
-    assert cli._check_audits("table", None, "dpref check") == 1
+    monkeypatch.setattr(audit_cli, "quick_audits", lambda *args, **kwargs: [bad])
+    assert _check_audits() == 1
     _, err = capsys.readouterr()
     assert "audit gaussian (scenario): verdict violation, expected consistent" in err
 
@@ -339,3 +350,144 @@ def test_roc_plot_when_the_result_carries_an_roc(tmp_path):
     assert fpr.shape == tpr.shape and np.all((fpr >= 0) & (fpr <= 1)) and np.all((tpr >= 0) & (tpr <= 1))
     path = write_audit_report([result], tmp_path, manifest={"command": "test"})
     assert (path / "roc_gaussian.png").exists()
+
+
+# ---------------------------------------------------------------------------------------------------
+# Progress, output width, JSON
+
+
+def test_serial_run_shows_progress_as_whole_lines_on_a_pipe(capsys):
+    """A serial audit (one shard) shows a bar over the 2 × trials outputs; stderr is not a terminal under capsys, so
+    the bar is written as whole lines (no carriage returns), and it never reaches stdout."""
+    code, out, err = run(capsys, "audit", "run", "gaussian", "--trials", "20000", "--format", "json")
+    assert code == 0 and json.loads(out)["trials"] == 20000
+    assert "audit gaussian" in err and "40000/40000" in err and "\r" not in err
+    assert all(line.startswith("audit gaussian") for line in err.splitlines())
+
+
+@pytest.mark.parametrize("flag", ["--quiet", "--no-progress"])
+def test_quiet_hides_the_progress(capsys, flag):
+    code, out, err = run(capsys, "audit", "run", "gaussian", "--trials", "20000", "--shards", "2", flag)
+    assert code == 0 and err == "" and "verdict" in out
+
+
+def test_sharded_run_shows_progress_over_all_trials(capsys):
+    code, _, err = run(capsys, "audit", "run", "gaussian", "--trials", "20000", "--shards", "4", "--format", "json")
+    assert code == 0 and "audit gaussian" in err and "40000/40000" in err
+
+
+def test_audit_progress_does_not_change_the_result(capsys):
+    quiet = audit(SCENARIOS["gaussian"], 3000, seed=4, shards=2)
+    shown = audit(SCENARIOS["gaussian"], 3000, seed=4, shards=2, progress=True)
+    assert shown == quiet
+    np.testing.assert_array_equal(shown.roc[0], quiet.roc[0])
+    assert "6000/6000" in capsys.readouterr().err
+
+
+def test_run_table_fits_120_columns_and_wide_keeps_one_line_per_field(capsys):
+    # a planted bug: its GDP line ("reported only ...") and decided_by line are longer than 120 characters
+    code, out, _ = run(capsys, "audit", "run", "noise_halved", "--trials", "2000", "--quiet")
+    assert code == 0 and max(len(line) for line in out.splitlines()) <= 120
+    assert "[reported only: not a bound against an (epsilon, delta) claim]" in out  # wrapped between parts, whole
+    assert "false-alarm probability 0.05" in out
+    code, wide, _ = run(capsys, "audit", "run", "noise_halved", "--trials", "2000", "--quiet", "--wide")
+    assert code == 0 and max(len(line) for line in wide.splitlines()) > 120
+    assert not any(line.startswith(" ") for line in wide.splitlines())  # one line per field
+    assert any(line.startswith(" ") for line in out.splitlines())  # continuation lines
+    def text(table):  # the same text, only wrapped differently (the timing aside)
+        return " ".join(table.split()).split(" seconds ")[0]
+
+    assert text(wide) == text(out)
+
+
+def test_missing_values_are_n_a_in_the_table_and_null_in_json(capsys):
+    from reference.reporting import MISSING
+
+    code, out, _ = run(capsys, "audit", "run", "noise_halved", "--trials", "2000", "--quiet")
+    assert code == 0
+    assert f"claimed_mu           {MISSING}" in out and f"known_law_oracle     {MISSING}" in out
+    code, out, _ = run(capsys, "audit", "run", "noise_halved", "--trials", "2000", "--quiet", "--format", "json")
+    record = json.loads(out)
+    assert record["claimed_mu"] is None and record["known_law_oracle_epsilon_lb"] is None
+
+
+def _strict_json(text):
+    def refuse(name):
+        raise AssertionError(f"JSON holds {name}, which is not JSON")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_run_json_numbers_are_json_numbers(capsys):
+    code, out, _ = run(capsys, "audit", "run", "gaussian", "--trials", "20000", "--quiet", "--format", "json")
+    assert code == 0
+    record = _strict_json(out)  # no NaN / Infinity tokens
+    numeric = ("trials", "seed", "confidence", "delta", "claimed_epsilon", "claimed_mu", "epsilon_lb", "gdp_mu_lb",
+               "gdp_epsilon_lb", "tight_epsilon", "margin", "false_alarm_probability", "tightness",
+               "known_law_oracle_epsilon_lb", "oracle_epsilon_lb", "threshold", "fp", "fn", "seconds")
+    for key in numeric:
+        assert isinstance(record[key], (int, float)) and not isinstance(record[key], bool), key
+    assert isinstance(record["fp"], int) and isinstance(record["trials"], int)
+    assert not any(key.endswith("_decimal") for key in record)  # no high-precision value in an audit
+
+
+def test_json_value_converts_numpy_scalars_nan_and_infinities():
+    value = audit_cli._json_value({"a": np.float64(0.5), "b": np.int64(3), "c": float("nan"), "d": math.inf,
+                                   "e": [np.float32(-math.inf), None, True], "f": np.bool_(False)})
+    assert value == {"a": 0.5, "b": 3, "c": None, "d": "inf", "e": ["-inf", None, True], "f": False}
+    assert type(value["b"]) is int and type(value["f"]) is bool
+    json.dumps(value, allow_nan=False)
+
+
+# ---------------------------------------------------------------------------------------------------
+# The empirical ROC in the plot, for every executor
+
+
+def _roc_lines(monkeypatch):
+    """Record the lines of every ROC figure a report draws: {label: (x, y)} per figure."""
+    from empirical_dp import report
+
+    drawn = []
+    original = report.roc_figure
+
+    def spy(result, *, mu=None):
+        figure = original(result, mu=mu)
+        drawn.append([{line.get_label(): (np.asarray(line.get_xdata()), np.asarray(line.get_ydata()))
+                       for line in ax.get_lines()} for ax in figure.axes])
+        return figure
+
+    monkeypatch.setattr(report, "roc_figure", spy)
+    return drawn
+
+
+@pytest.mark.parametrize("extra", [(), ("--shards", "3"), ("--executor", "local", "--shards", "2", "--workers", "2")])
+def test_report_roc_plot_draws_the_empirical_curve_on_every_executor(capsys, tmp_path, monkeypatch, extra):
+    pytest.importorskip("matplotlib")
+    from empirical_dp.report import EMPIRICAL_ROC_LABEL
+
+    drawn = _roc_lines(monkeypatch)
+    code, out, _ = run(capsys, "audit", "run", "tree", "--trials", "20000", "--report", str(tmp_path), "--quiet",
+                       "--format", "json", *extra)
+    assert code == 0 and (tmp_path / "roc_tree.png").exists()
+    assert len(drawn) == 1
+    want = audit(SCENARIOS["tree"], 20000, seed=0, shards=json.loads(out)["shards"])
+    for panel in drawn[0]:  # linear and log–log
+        empirical = [label for label in panel if label.startswith(EMPIRICAL_ROC_LABEL)]
+        assert len(empirical) == 1, list(panel)
+        assert any(label.startswith("tight Gaussian DP") for label in panel)
+        fpr, tpr = panel[empirical[0]]
+        # the points the counts give: the same as the serial audit's, sorted, between (0, 0) and (1, 1)
+        want_fpr, want_tpr = roc_curve(want)
+        np.testing.assert_array_equal(fpr, want_fpr)
+        np.testing.assert_array_equal(tpr, want_tpr)
+        assert fpr.size > 100 and (fpr[0], tpr[0], fpr[-1], tpr[-1]) == (0, 0, 1, 1)
+        assert np.all(np.diff(fpr) >= 0)
+
+
+def test_roc_curve_sorts_the_points_and_adds_the_end_points():
+    result = audit(SCENARIOS["gaussian"], 2000, seed=3)
+    fpr, tpr = roc_arrays(result)
+    curve_fpr, curve_tpr = roc_curve(result)
+    assert curve_fpr.size == fpr.size + 2 and (curve_fpr[0], curve_tpr[0], curve_fpr[-1], curve_tpr[-1]) == (0, 0, 1, 1)
+    assert np.all(np.diff(curve_fpr) >= 0)
+    assert sorted(zip(fpr, tpr)) == list(zip(curve_fpr[1:-1], curve_tpr[1:-1]))
+    assert roc_curve(dataclasses.replace(result, roc=None)) is None

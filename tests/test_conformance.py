@@ -114,8 +114,12 @@ def test_flags_unsafe_below_exact_and_loose_above_ours(monkeypatch):
 def test_missing_library_appears_as_not_installed(monkeypatch):
     _fake(monkeypatch, {"dp_accounting.rdp": 1.0}, unavailable={"autodp": "autodp not installed (test)"})
     frame = conform_accountants(TINY, progress=False, workers=1)
-    assert (frame["autodp"] == "not installed: autodp not installed (test)").all()
+    # numeric columns hold numbers only: NaN (null in JSON); the status column says why, the reason is in notes
+    assert frame["autodp"].isna().all() and pd.api.types.is_float_dtype(frame["autodp"])
     assert frame["autodp rel"].isna().all()
+    assert (frame["autodp status"] == "not installed").all()
+    assert (frame["dp_accounting.rdp status"] == "ok").all()
+    assert frame["notes"].str.contains("autodp: not installed: autodp not installed (test)", regex=False).all()
     assert frame.attrs["unavailable"] == {"autodp": "autodp not installed (test)"}
 
 
@@ -127,6 +131,7 @@ def test_library_errors_become_notes(monkeypatch):
     monkeypatch.setattr(conformance, "adapter_subjects", lambda libraries=None: (subjects, {}))
     frame = conform_accountants(TINY, progress=False, workers=1)
     assert frame["opacus.prv"].isna().all()
+    assert (frame["opacus.prv status"] == "failed").all()
     assert frame["notes"].str.contains("opacus.prv: RuntimeError: Discrete mean").all()
 
 
@@ -184,7 +189,8 @@ def test_dpref_conform_accountants_cli(monkeypatch, capsys, tmp_path):
         args = parser.parse_args(["conform", "accountants", "--grid", "small", "--format", fmt, "--no-progress",
                                   "--workers", "1"])
         assert conform.run(args) == 0
-        assert "dp_accounting.rdp" in capsys.readouterr().out
+        # the terminal table is the compact one (fits 120 columns); markdown and csv show every library
+        assert ("ours_mpmath" if fmt == "table" else "dp_accounting.rdp") in capsys.readouterr().out
 
 
 def test_frame_is_a_dataframe_with_attrs(monkeypatch):
@@ -192,3 +198,143 @@ def test_frame_is_a_dataframe_with_attrs(monkeypatch):
     frame = conform_accountants(TINY, progress=False, workers=1)
     assert isinstance(frame, pd.DataFrame)
     assert frame.attrs["points"] == 2 and "dp_accounting" in frame.attrs["versions"]
+
+
+# --- the command line: JSON types, tables, progress, one-line refusals ------------------------------------------
+
+
+def _cli(capsys, argv):
+    """(exit status, stdout, stderr lines) of ``dpref.cli.main``; argparse refusals exit through SystemExit."""
+    from dpref import cli
+
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, [line for line in err.splitlines() if line.strip()]
+
+
+@pytest.fixture
+def fake_cli(monkeypatch):
+    """``dpref conform accountants --grid small`` on TINY with a stand-in dp_accounting and autodp not installed."""
+    from dpref import conform
+
+    _fake(monkeypatch, {"dp_accounting.rdp": 1.0}, unavailable={"autodp": "autodp not installed (test)"})
+    monkeypatch.setitem(conform.GRIDS, "small", TINY)
+    return ["conform", "accountants", "--grid", "small", "--workers", "1"]
+
+
+def test_cli_json_numbers_are_numbers_and_missing_is_null(capsys, fake_cli):
+    code, out, err = _cli(capsys, fake_cli + ["--format", "json", "-q"])
+    assert code == 0, err
+    records = json.loads(out)
+    assert len(records) == 2
+    for record in records:
+        for key in ("noise_multiplier", "sampling_probability", "delta", "ours_mpmath", "ours_float64", "float64_rel",
+                    "dp_accounting.rdp", "dp_accounting.rdp rel", "seconds"):
+            assert type(record[key]) is float, (key, record[key])
+        assert type(record["steps"]) is int
+        assert record["autodp"] is None and record["autodp rel"] is None  # not installed: null, never a string
+        assert record["autodp status"] == "not installed" and record["dp_accounting.rdp status"] == "ok"
+        assert "autodp: not installed" in record["notes"]
+        assert isinstance(record["verdict"], str)
+        # no numeric column carries text anywhere
+        for key, value in record.items():
+            if isinstance(value, str):
+                assert key in ("unsafe", "loose", "verdict", "explanation", "notes") or key.endswith(" status"), key
+    by_q = {r["sampling_probability"]: r for r in records}
+    assert by_q[0.01]["exact"] is None and type(by_q[1.0]["exact"]) is float
+
+
+def test_cli_table_fits_120_columns_and_wide_shows_every_library(capsys, fake_cli):
+    code, out, err = _cli(capsys, fake_cli + ["-q"])
+    assert code == 0, err
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 120
+    assert lines[0].split()[:4] == ["z", "q", "T", "δ"] and "n/a" in out  # the exact ε at q < 1
+    code, out, err = _cli(capsys, fake_cli + ["-q", "--wide"])
+    assert code == 0, err
+    header = out.splitlines()[0]
+    assert "dp_accounting.rdp rel" in header and "autodp rel" in header
+    assert "not installed" not in out and "n/a" in out  # a library that is not installed: n/a, said on stderr
+    assert any("autodp: not installed" in line for line in err)
+    code, out, err = _cli(capsys, fake_cli + ["-q", "--format", "markdown"])
+    assert code == 0 and out.startswith("|") and "dp_accounting.rdp rel" in out and "n/a" in out
+
+
+def test_cli_progress_bar_and_quiet(capsys, fake_cli):
+    code, _, err = _cli(capsys, fake_cli)
+    assert code == 0
+    assert any(line.startswith("conform accountants:") for line in err)  # the bar, as whole lines (not a terminal)
+    for quiet in ("--quiet", "-q", "--no-progress"):
+        code, _, err = _cli(capsys, fake_cli + [quiet])
+        assert code == 0
+        assert not any(line.startswith("conform accountants:") for line in err), quiet
+        assert any("grid points" in line for line in err)  # the summary stays
+
+
+def _file_under_a_file(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    return str(tmp_path / "afile" / "sub")
+
+
+def _non_empty(tmp_path):
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x.txt").write_text("x")
+    return str(tmp_path / "full")
+
+
+CONFORM_HOSTILE = [
+    (["--workers", "0"], "--workers", "[1,"),
+    (["--workers", "-1"], "--workers", "[1,"),
+    (["--workers", "abc"], "--workers", "whole number"),
+    (["--workers", "2.5"], "--workers", "whole number"),
+    (["--workers", "1e9"], "--workers", "CPUs"),
+    (["--grid", "nosuch"], "--grid", "invalid choice"),
+    (["--format", "xml"], "--format", "invalid choice"),
+    (["--libraries", "nosuch"], "--libraries", "nosuch"),
+    (["--libraries", "opacus", "nosuch"], "--libraries", "nosuch"),
+    (["--libraries"], "--libraries", "expected at least one"),
+    (["--report", _file_under_a_file], "--report", "afile"),
+    (["--report", _non_empty], "--report", "--overwrite"),
+    (["--overwrite"], "--overwrite", "--report"),
+    (["--foo"], "--foo", "unrecognized"),
+]
+
+
+@pytest.mark.parametrize("extra, option, fragment", CONFORM_HOSTILE,
+                         ids=[f"{i}:{' '.join(str(x) for x in h[0])[:30]}" for i, h in enumerate(CONFORM_HOSTILE)])
+def test_cli_hostile_input_is_one_line_naming_the_option(capsys, tmp_path, monkeypatch, extra, option, fragment):
+    def never(*args, **kwargs):
+        raise AssertionError("computed despite bad usage")
+
+    monkeypatch.setattr("dpref.conform.conform_accountants", never)
+    extra = [x(tmp_path) if callable(x) else x for x in extra]
+    code, out, lines = _cli(capsys, ["conform", "accountants", "--grid", "small", "-q", *extra])
+    assert code == 2, lines
+    assert len(lines) == 1 and lines[0].startswith("dpref"), lines
+    assert option in lines[0] and fragment in lines[0], lines[0]
+    assert out == ""
+
+
+@pytest.mark.parametrize("argv, fragment", [(["conform"], "required"), (["conform", "nosuch"], "invalid choice")])
+def test_cli_conform_without_a_sub_command_is_one_line(capsys, argv, fragment):
+    code, _, lines = _cli(capsys, argv)
+    assert code == 2 and len(lines) == 1 and lines[0].startswith("dpref conform") and fragment in lines[0]
+
+
+def test_workers_are_never_more_than_the_groups(monkeypatch):
+    seen = {}
+
+    class Pool:
+        def __init__(self, max_workers):
+            seen["max_workers"] = max_workers
+            raise RuntimeError("stop")
+
+    import concurrent.futures
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Pool)
+    with pytest.raises(RuntimeError, match="stop"):
+        conformance._map_groups(lambda x: x, [(1,), (2,)], 64, False, "test")
+    assert seen["max_workers"] == 2

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from empirical_dp.attacks import likelihood_ratio_score, projection_score
-from empirical_dp.audit import Counts, audit, count_shard, merge_counts
-from empirical_dp.executors import audit_sharded, resolve_scenario, run_shards
+from empirical_dp.audit import Counts, audit, count_shard, merge_counts, roc_from_counts
+from empirical_dp.executors import audit_sharded, check_executor, resolve_scenario, run_shards
 from empirical_dp.registry import SCENARIOS
 from empirical_dp.scenarios import gaussian_scenario
 
@@ -175,3 +175,74 @@ def test_bad_executor_object_and_bad_arguments():
 def test_progress_bar_does_not_change_the_result():
     assert run_shards("gaussian", None, THRESHOLDS, 50, seed=9, shards=2, progress=True) == run_shards(
         "gaussian", None, THRESHOLDS, 50, seed=9, shards=2)
+
+
+# ---------------------------------------------------------------------------------------------------
+# ROC from counts and progress, on every executor
+
+
+def test_roc_from_counts_is_one_point_per_test():
+    fpr, tpr = roc_from_counts([Counts(10, 100, 30, 200), Counts(0, 100, 200, 200), Counts(100, 100, 0, 200)])
+    np.testing.assert_array_equal(fpr, [0.1, 0.0, 1.0])
+    np.testing.assert_array_equal(tpr, [0.85, 0.0, 1.0])
+    with pytest.raises(ValueError, match="no trials"):
+        roc_from_counts([Counts(0, 0, 0, 5)])
+    with pytest.raises(TypeError, match="Counts"):
+        roc_from_counts([(1, 2, 3, 4)])
+
+
+@pytest.mark.parametrize("executor", ["serial", "local"])
+def test_audit_sharded_roc_equals_the_serial_audit(executor):
+    """A sharded audit carries the empirical ROC, the same points as ``audit`` (exact oracle: the pooled scores'
+    candidate thresholds), on every executor."""
+    want = audit(GAUSSIAN, 3000, seed=4, shards=3)
+    workers = 2 if executor == "local" else None
+    got = audit_sharded("gaussian", 3000, seed=4, shards=3, executor=executor, workers=workers)
+    assert got.roc is not None
+    np.testing.assert_array_equal(got.roc[0], want.roc[0])
+    np.testing.assert_array_equal(got.roc[1], want.roc[1])
+
+
+def test_audit_sharded_roc_on_dask(dask_client):
+    want = audit(GAUSSIAN, 2000, seed=5, shards=2)
+    got = audit_sharded("gaussian", 2000, seed=5, shards=2, executor=dask_client)
+    np.testing.assert_array_equal(got.roc[0], want.roc[0])
+    np.testing.assert_array_equal(got.roc[1], want.roc[1])
+
+
+def test_audit_sharded_roc_from_counts_only():
+    """Without the exact oracle the shards return counts only; the ROC is their (FPR, TPR) at the counted
+    thresholds, in threshold order: non-increasing in both rates, each point what its counts give."""
+    got = audit_sharded("gaussian", 4000, seed=6, shards=2, exact_oracle=False)
+    fpr, tpr = got.roc
+    assert fpr.size == tpr.size > 10
+    assert np.all((fpr >= 0) & (fpr <= 1)) and np.all((tpr >= 0) & (tpr <= 1))
+    assert np.all(np.diff(fpr) <= 0) and np.all(np.diff(tpr) <= 0)
+    counts = got.counts  # the chosen threshold's counts are one of the points
+    point = (counts.fp / counts.negatives, (counts.positives - counts.fn) / counts.positives)
+    assert point in set(zip(fpr, tpr))
+
+
+def test_audit_sharded_progress_counts_every_trial(capsys):
+    quiet = audit_sharded("gaussian", 3000, seed=1, shards=3)
+    shown = audit_sharded("gaussian", 3000, seed=1, shards=3, progress=True)
+    assert shown == quiet
+    err = capsys.readouterr().err
+    assert "audit gaussian" in err and "6000/6000" in err and "\r" not in err
+
+
+def test_refused_executor_prints_no_progress(capsys):
+    with pytest.raises(ValueError, match="executor"):
+        audit_sharded("gaussian", 3000, seed=1, shards=3, executor="nosuch", progress=True)
+    with pytest.raises(TypeError, match="module:attr"):
+        audit_sharded(EXTERNAL, 3000, seed=1, shards=3, executor="local", progress=True)
+    assert capsys.readouterr().err == ""
+
+
+def test_check_executor():
+    assert check_executor("serial") == ("serial", None)
+    assert check_executor("local", 3) == ("local", 3)
+    assert check_executor("dask://host:8786") == (("dask", "tcp://host:8786"), None)
+    for bad in ("nosuch", "dask://host:0", "dask://host"):
+        with pytest.raises(ValueError, match="executor"):
+            check_executor(bad)

@@ -36,6 +36,10 @@ CLAIM_TYPES = {
     "poisson_accounted_shuffle_run": "epsilon_delta",
     "noise_from_direction_seed": "epsilon_delta",
     "noise_from_direction_seed_full_run": "gdp",  # the gdp_exact plan of dpzero-full-run
+    "zo_o2nc-noise-halved-sensitivity": "gdp",  # the exact rho of the tree release, as mu
+    "zo_o2nc-nodes-renoised": "gdp",
+    "zo_o2nc-published-public-seed-noise": "gdp",  # the ledger's exact rho, as mu, for the whole publication
+    "zo_o2nc-published-training-diagnostics": "gdp",
     **{name: "epsilon_delta" for name in PUBLISHED_PLANTED},
 }
 
@@ -92,7 +96,8 @@ def test_a_planted_bug_is_missed_at_a_tiny_budget():
 def test_registries_have_the_same_names_and_budgets():
     assert sorted(PLANTED) == sorted(TWINS) == sorted(
         ["noise_halved", "sensitivity_c_over_n", "poisson_accounted_shuffle_run", "noise_from_direction_seed",
-         "noise_from_direction_seed_full_run", *PUBLISHED_PLANTED])
+         "noise_from_direction_seed_full_run", "zo_o2nc-noise-halved-sensitivity", "zo_o2nc-nodes-renoised",
+         "zo_o2nc-published-public-seed-noise", "zo_o2nc-published-training-diagnostics", *PUBLISHED_PLANTED])
     for name, (scenario_factory, attack_factory, budget) in PLANTED.items():
         scenario = scenario_factory()
         assert isinstance(scenario, Scenario) and scenario.name == name

@@ -23,6 +23,7 @@ PAIRS: dict[str, tuple[str, ...]] = {
     "reference.fast.estimators": ("reference.estimators",),
     "reference.fast.mechanisms": ("reference.mechanisms",),
     "reference.fast.dpzero": ("reference.algorithms.dpzero",),
+    "reference.fast.zo_o2nc": ("reference.algorithms.zo_o2nc",),
     "reference.fast.rdp": ("reference.accounting.rdp",),
     "reference.fast.conversions": ("reference.accounting.conversions", "reference.accounting.gaussian"),
 }
@@ -43,6 +44,10 @@ REFERENCE_ONLY: dict[str, dict[str, str]] = {
         "rdp_tree_exact": "exact mpmath tree RDP; the fast subject borrows the reference (proofs_checks.adapters.dpref)",
         "rdp_of_event": "the mpmath accountant's event dispatcher (reference.accounting.accountant), not a formula",
     },
+    "reference.fast.zo_o2nc": {
+        "VarianceReducedOracle": "Algorithm 4 one query at a time; the twin runs whole rounds vectorized inside the run",
+        "NaiveOracle": "Algorithm 6 one query at a time; the twin runs whole rounds vectorized inside the run",
+    },
     "reference.fast.conversions": {
         "LOG_DELTA_RESOLUTION": "guard on mpmath's precision of log δ; float64 has its own limits (AccountingError)",
     },
@@ -57,6 +62,11 @@ FAST_ONLY: dict[str, dict[str, str]] = {
     "reference.fast.dpzero": {
         "ReplicatedLedger": "the fast backend runs R replicates in one call; its ledger of R public seeds",
         "ReplicatedDiagnostics": "the (R, T) non-private diagnostics of a replicated run",
+        "select_replicate": "one replicate's DPResult out of a replicated run",
+    },
+    "reference.fast.zo_o2nc": {
+        "ReplicatedLedger": "the fast backend runs R replicates in one call; its ledger of R public seeds",
+        "ReplicatedDiagnostics": "the non-private diagnostics of a replicated run",
         "select_replicate": "one replicate's DPResult out of a replicated run",
     },
     "reference.fast.rdp": {

@@ -8,7 +8,9 @@ sampling probability (q = 1: full batch, as in DPZero), T steps — :func:`confo
 * ``ours_float64``: the same through the float64 path (``reference.fast.rdp`` + ``reference.fast.conversions``);
 * ``exact``: for q = 1 the composition is exactly μ-GDP with μ = √T/z (Dong–Roth–Su), so the exact ε
   (``reference.accounting.gaussian.gaussian_epsilon``) is the truth, and a lower bound for every accountant;
-* each library's own ε and its relative difference ``(lib − ours_mpmath)/ours_mpmath``.
+* each library's own ε and its relative difference ``(lib − ours_mpmath)/ours_mpmath``, and its status: ``ok``,
+  ``not installed``, ``not run`` (a slow library outside its sub-grid) or ``failed`` (the error is in ``notes``).
+  The ε columns hold numbers only (NaN where no ε was computed, null in JSON); the status says why.
 
 Flags (per library, listed in the ``unsafe`` and ``loose`` columns):
 
@@ -32,6 +34,10 @@ Slow numerical accountants (dp_accounting PLD, Opacus PRV, prv_accountant) run o
 q ≥ 0.0625 or T = 10 000 their cost grows to tens of seconds per point (Opacus PRV took 112 s and returned inf at
 z = 0.6, q = 0.25, T = 10 000), and prv_accountant fails with "Discrete mean differs from continuous mean" at large ε
 (prv_accountant #14/#36).
+
+Progress: with ``progress=True`` a bar over the (z, q) groups goes to stderr (``reference.progress.progress_bar``:
+whole lines every 10 s when stderr is not a terminal); ``workers`` processes are used, never more than there are
+groups.
 
 This harness lives next to the adapters it drives (``proofs_checks.adapters``); it is not itself an adapter (not in
 ``LIBRARIES``) and not a claim. ``dpref conform accountants`` (``dpref/conform.py``) fronts it.
@@ -67,6 +73,7 @@ __all__ = [
     "conform_accountants",
     "rdp_agreement",
     "ours_epsilon",
+    "LIBRARY_STATUSES",
 ]
 
 #: Relative tolerance within which an RDP accountant must reproduce our RDP ε / RDP curve.
@@ -89,6 +96,12 @@ LIBRARY_KINDS: dict[str, str] = {
 #: most :data:`SLOW_EPSILON_CAP` (beyond it their domains grow to millions of points and they time out or fail).
 SLOW_LIBRARIES = ("dp_accounting.pld", "opacus.prv", "prv_accountant")
 SLOW_EPSILON_CAP = 50.0
+
+#: Values of the per-library ``<library> status`` column: the ε was computed (``ok``); the library is not installed
+#: (its ε and relative difference are NaN, the reason is in ``notes``); it was not run at this point (a slow library
+#: outside ``Grid.slow`` or above :data:`SLOW_EPSILON_CAP`); its call failed or timed out (the error is in ``notes``).
+OK, NOT_INSTALLED, NOT_RUN, FAILED = "ok", "not installed", "not run", "failed"
+LIBRARY_STATUSES = (OK, NOT_INSTALLED, NOT_RUN, FAILED)
 
 #: Each library's stated error, as quoted in the explanations.
 STATED_ERROR: dict[str, str] = {
@@ -584,12 +597,11 @@ def _conform_group(key, points, libraries, slow_points, timeout, subjects=None, 
         run_slow = point in slow_points and not (math.isfinite(ours) and ours > SLOW_EPSILON_CAP)
         for name in names:
             if name in unavailable:
-                row[name] = f"not installed: {unavailable[name]}"
-                row[f"{name} rel"] = math.nan
+                row[name], row[f"{name} rel"], row[f"{name} status"] = math.nan, math.nan, NOT_INSTALLED
+                notes.append(f"{name}: {NOT_INSTALLED}: {unavailable[name]}")
                 continue
             if name in SLOW_LIBRARIES and not run_slow:
-                row[name] = math.nan
-                row[f"{name} rel"] = math.nan
+                row[name], row[f"{name} rel"], row[f"{name} status"] = math.nan, math.nan, NOT_RUN
                 continue
             args = (point.sampling_probability, point.noise_multiplier, point.steps, point.delta)
             library_started = time.perf_counter()
@@ -609,6 +621,7 @@ def _conform_group(key, points, libraries, slow_points, timeout, subjects=None, 
             values[name] = value
             row[name] = value
             row[f"{name} rel"] = _rel(value, ours)
+            row[f"{name} status"] = FAILED if error else OK
         row.update(agreement)
         unsafe, loose, verdict, explanation = _judge(point, row, values, extras, errors)
         row.update(
@@ -631,31 +644,24 @@ def _default_workers() -> int:
 
 
 def _map_groups(fn, jobs, workers, progress, desc):
-    """Run ``fn(*job)`` for every job, in ``workers`` processes (1: in this process), in job order."""
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+    """Run ``fn(*job)`` for every job, in ``workers`` processes (1: in this process; never more than there are jobs),
+    in job order, with a progress bar over the jobs (``reference.progress.progress_bar``, stderr) when ``progress``."""
+    from reference.progress import progress_bar
 
-        bar = tqdm(total=len(jobs), desc=desc, unit="curve")
     results = [None] * len(jobs)
-    try:
+    with progress_bar(len(jobs), desc, unit="curve", enabled=progress) as bar:
         if workers <= 1 or len(jobs) <= 1:
             for i, job in enumerate(jobs):
                 results[i] = fn(*job)
-                if bar is not None:
-                    bar.update()
+                bar.update()
         else:
             from concurrent.futures import ProcessPoolExecutor, as_completed
 
-            with ProcessPoolExecutor(max_workers=workers) as pool:
+            with ProcessPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
                 futures = {pool.submit(fn, *job): i for i, job in enumerate(jobs)}
                 for future in as_completed(futures):
                     results[futures[future]] = future.result()
-                    if bar is not None:
-                        bar.update()
-    finally:
-        if bar is not None:
-            bar.close()
+                    bar.update()
     return results
 
 
@@ -674,8 +680,9 @@ def conform_accountants(
     runs in this process.
 
     Columns: ``noise_multiplier, sampling_probability, steps, delta, ours_mpmath, ours_order, ours_float64,
-    float64_rel, exact`` then, per library ``L``, ``L`` (ε, NaN where not run or failed, or the string
-    ``"not installed: reason"``) and ``L rel``; ``rdp_rel_max`` / ``rdp_rel_max_int`` / ``rdp_worst_order`` /
+    float64_rel, exact`` (NaN where q < 1) then, per library ``L``, ``L`` (its ε: a float, NaN where it was not
+    computed), ``L rel`` (float, NaN likewise) and ``L status`` (text, :data:`LIBRARY_STATUSES`: ``"ok"``,
+    ``"not installed"``, ``"not run"`` or ``"failed"``; numeric columns never hold text); ``rdp_rel_max`` / ``rdp_rel_max_int`` / ``rdp_worst_order`` /
     ``rdp_orders`` / ``rdp_dropped`` (our RDP curve vs dp_accounting's ``RdpAccountant`` on the shared orders: all
     orders / integer orders / the worst order / orders compared / orders where it returned inf); ``unsafe``,
     ``loose``, ``verdict``, ``explanation``, ``notes`` (library errors and warnings), ``seconds``.

@@ -1,0 +1,121 @@
+"""Static listing of the built-in audit scenarios and planted bugs, for ``dpref audit list`` (docs/audits.md).
+
+Building some scenarios is costly (``dpzero-full-run-poisson`` calibrates its noise in mpmath, ~4 s; the published
+ones build a training split on first use), and importing the scenario modules pulls in SciPy and statsmodels. The
+listing needs none of that: it shows what each scenario CLAIMS and the yardstick it knows, which are fixed by the
+scenario's construction. So they are stored here as data, and this module imports nothing.
+
+The values are the built scenarios' own (``Scenario.claim_type``, ``claimed_epsilon``, ``claimed_mu``,
+``tight_epsilon``, ``description``), copied at full float precision. ``tests/test_audit_listing.py`` builds every
+entry of ``empirical_dp.registry.SCENARIOS`` and ``empirical_dp.planted.PLANTED`` and checks that this table names
+the same targets in the same order with the same values (floats to a relative 1e-9, text exactly), so a change to a
+scenario that is not copied here fails the tests. An audit never reads this table: ``dpref audit run`` builds the
+scenario and reports its computed values.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+__all__ = ["Entry", "CATALOGUE", "KINDS"]
+
+#: The kinds of listed target.
+KINDS = ("scenario", "planted bug")
+
+
+class Entry(NamedTuple):
+    """One listed target: its name, kind ("scenario" or "planted bug"), claim ("gdp" or "epsilon_delta", the
+    claimed ε at the scenario's δ, the claimed μ or None), the true ε at δ when known (a yardstick, else None) and
+    its one-line description."""
+
+    name: str
+    kind: str
+    claim_type: str
+    claimed_epsilon: float
+    claimed_mu: float | None
+    tight_epsilon: float | None
+    description: str
+
+
+#: Every built-in scenario (``registry.SCENARIOS`` order), then every planted bug (``planted.PLANTED`` order).
+CATALOGUE: tuple[Entry, ...] = (
+    Entry("gaussian", "scenario", "gdp", 1.0, 0.26805112321129426, 1.0,
+          "Gaussian mechanism, Δ=1, σ=3.73063, k=1, μ=0.268051"),
+    Entry("poisson_gaussian", "scenario", "epsilon_delta", 0.9555491477031695, None, 0.19945044779591473,
+          "one Poisson-subsampled Gaussian step, q=0.01, σ=1"),
+    Entry("tree", "scenario", "gdp", 1.0, 0.26805112321129426, 1.0,
+          "tree aggregation, T=16 prefix sums, leaf 1 changed by 1, σ=8.34195, μ=0.268051"),
+    Entry("zeroth_order", "scenario", "gdp", 1.0, 0.26805112321129426, 1.0,
+          "one DPZero release, d=5, n=10, C=1, σ=0.746126, μ=0.268051"),
+    Entry("dpzero-step", "scenario", "gdp", 1.0, 0.2680511232112942, 1.0,
+          "DPZero, 1 step, full batch, n=100, d=2, C=1, σ=0.0746126 (gdp_exact), μ=0.268051; Lemma 2.2 "
+          "would claim ε=2.68"),
+    Entry("dpzero-full-run", "scenario", "gdp", 2.0, 0.5015516891696564, 1.9999999999999991,
+          "DPZero, 100 steps, full batch, n=100, d=2, C=1, σ=0.398762 (gdp_exact), μ=0.501552; Lemma 2.2 "
+          "would claim ε=5.144"),
+    Entry("dpzero-full-run-poisson", "scenario", "epsilon_delta", 1.9999999999994964, None, 1.8148161412295465,
+          "DPZero, 100 steps, Poisson q=0.1 (B=10), n=100, d=2, C=1, σ=0.24224 (z=2.4224), claimed by RDP; "
+          "tight ε from PLD"),
+    Entry("dpzero-published", "scenario", "epsilon_delta", 1.0, None, None,
+          "DPZero publication (DPZero with default arguments, full batch, default publication), T=50, full "
+          "batch, n=50, R=2; score: the training split's best feature"),
+    Entry("zo_o2nc-epoch", "scenario", "gdp", 1.0, 0.26805112321129426, 1.0,
+          "zo_o2nc Alg 3+4, 1 epoch, T=16, d=1, B1=8, B2=1, L=1, canary in leaf 1 (5 nodes), σ=2.08549, "
+          "μ=0.268051; ledger ρ=0.268051 (its zCDP ε=1.092)"),
+    Entry("zo_o2nc-full-run", "scenario", "gdp", 2.0, 0.5015516891696566, 2.0,
+          "zo_o2nc Alg 3+4, 3 epochs (canary in epoch 2), T=16, d=1, B1=8, B2=1, L=1, canary in leaf 1 (5 nodes), "
+          "σ=1.11458, μ=0.501552; ledger ρ=0.501552 (its zCDP ε=2.173)"),
+    Entry("zo_o2nc-published", "scenario", "gdp", 1.0, 0.26805112321129426, None,
+          "zo_o2nc publication (zo_o2nc with default arguments: fresh secret entropy, default backend, default "
+          "publication), d=1, M=32 (T=5, K=3, B1=6), canary in leaf 1 of epoch 1 (3 nodes), σ=4.22073, releases' "
+          "μ=0.06839, a fresh public seed per trial; ledger ρ=0.268051 (its ε=1.092); score: the training split's "
+          "best feature"),
+    Entry("noise_halved", "planted bug", "epsilon_delta", 1.0, None, 2.1546766576676992,
+          "clipped mean, n=100, C=1, σ=0.0373063, μ=0.536102"),
+    Entry("sensitivity_c_over_n", "planted bug", "epsilon_delta", 1.0, None, 2.1546766576676992,
+          "clipped mean, n=100, C=1, σ=0.0373063, μ=0.536102"),
+    Entry("poisson_accounted_shuffle_run", "planted bug", "epsilon_delta", 0.9555491477031695, None, 4.377178095681225,
+          "fixed batch B=10 of n=1000 from a public shuffle, σ=1, claimed as Poisson q=0.01"),
+    Entry("noise_from_direction_seed", "planted bug", "epsilon_delta", 1.0, None, None,
+          "DPZero scalar, n=100, C=1, d=8, noise from the direction's stream"),
+    Entry("noise_from_direction_seed_full_run", "planted bug", "gdp", 2.0, 0.5015516891696564, None,
+          "whole DPZero run, T=100, n=100, full batch, noise z_t drawn from the direction generator after "
+          "u_t (dpzero.E13)"),
+    Entry("published-old-default-noise", "planted bug", "epsilon_delta", 1.0, None, None,
+          "DPZero publication ((i) the noise drawn from the public seed's ('dpzero', 'noise') stream (the "
+          "old default noise_seed = seed)), T=50, full batch, n=50, R=2; score: the training split's best "
+          "feature"),
+    Entry("published-overlapping-replicate-seeds", "planted bug", "epsilon_delta", 1.0, None, None,
+          "DPZero publication ((ii) public replicate seeds S..S+R−1, secret seeds S+1..S+R), T=50, full "
+          "batch, n=50, R=2; score: the training split's best feature"),
+    Entry("published-secret-seed-in-manifest", "planted bug", "epsilon_delta", 1.0, None, None,
+          "DPZero publication ((iii) user secret seeds written into manifest.json), T=50, full batch, "
+          "n=50, R=2; score: the training split's best feature"),
+    Entry("published-clip-counts", "planted bug", "epsilon_delta", 1.0, None, None,
+          "DPZero publication ((iv) clip counts published (include_nonprivate=True)), T=50, full batch, "
+          "n=50, R=2; score: the training split's best feature"),
+    Entry("published-poisson-counts", "planted bug", "epsilon_delta", 1.0, None, None,
+          "DPZero publication ((v) Poisson batch sizes and evaluation counts published (the old ledger's "
+          "per-replicate fields, the old summary's total)), T=400, Poisson q=0.5, B=5, n=10 vs 11, R=2; "
+          "score: the training split's best feature"),
+    Entry("published-training-diagnostics", "planted bug", "epsilon_delta", 1.0, None, None,
+          "DPZero publication ((vi) the per-step diagnostics computed on the TRAINING data), T=50, full "
+          "batch, n=50, R=2; score: the training split's best feature"),
+    Entry("published-nonfinite-abort", "planted bug", "epsilon_delta", 1.0, None, None,
+          "DPZero publication ((vii) a non-finite loss on one record aborts the run; only error.txt is "
+          "published), T=50, full batch, n=50, R=2; score: the training split's best feature"),
+    Entry("zo_o2nc-noise-halved-sensitivity", "planted bug", "gdp", 1.0, 0.26805112321129426, 2.1546766576676992,
+          "zo_o2nc Alg 3+4, 1 epoch, T=16, d=1, B1=8, B2=1, L=1, canary in leaf 1 (5 nodes) [planted: σ for half "
+          "the sensitivity], σ=1.04274, μ=0.536102; ledger ρ=0.268051 (its zCDP ε=1.092)"),
+    Entry("zo_o2nc-nodes-renoised", "planted bug", "gdp", 1.0, 0.26805112321129426, 1.4310758452841763,
+          "zo_o2nc Alg 3+4, 1 epoch, T=16, d=1, B1=8, B2=1, L=1, canary in leaf 1 (5 nodes) [planted: nodes "
+          "re-noised at every release], σ=2.08549, μ=0.3711; ledger ρ=0.268051 (its zCDP ε=1.092)"),
+    Entry("zo_o2nc-published-public-seed-noise", "planted bug", "gdp", 1.0, 0.26805112321129426, None,
+          "zo_o2nc publication ((i) the secret seed derived from the public seed, noise_seed = seed + 1), d=1, M=32 "
+          "(T=5, K=3, B1=6), canary in leaf 1 of epoch 1 (3 nodes), σ=4.22073, releases' μ=0.06839, a fresh public "
+          "seed per trial; ledger ρ=0.268051 (its ε=1.092); score: the training split's best feature"),
+    Entry("zo_o2nc-published-training-diagnostics", "planted bug", "gdp", 1.0, 0.26805112321129426, None,
+          "zo_o2nc publication ((ii) the NOT PRIVATE training diagnostics published (include_nonprivate=True)), "
+          "d=1, M=32 (T=5, K=3, B1=6), canary in leaf 1 of epoch 1 (3 nodes), σ=4.22073, releases' μ=0.06839, a "
+          "fresh public seed per trial; ledger ρ=0.268051 (its ε=1.092); score: the training split's best feature"),
+)
