@@ -1072,6 +1072,11 @@ def _path_statistics(prefix: str, paths: np.ndarray, taus: np.ndarray, steps: in
     return record
 
 
+def _plan_fields(plan, *names) -> dict:
+    """The named fields of a privacy plan, in order; all None for a run without a plan (not private)."""
+    return {name: None if plan is None else getattr(plan, name) for name in names}
+
+
 def summary(outcome: RunOutcome, *, include_nonprivate: bool = False) -> dict:
     """The printed record: settings, problem, privacy plan, public seeds, τ and the held-out diagnostics.
 
@@ -1090,14 +1095,9 @@ def summary(outcome: RunOutcome, *, include_nonprivate: bool = False) -> dict:
     rank = getattr(held_out, "effective_rank", None) if held_out is not None else None
     record = {**outcome.settings, "objective": _problem_name(outcome.objective),
               "effective_rank": None if rank is None else float(rank)}
+    record.update(_plan_fields(plan, "noise_std", "sensitivity", "accountant", "relation", "epsilon_claimed",
+                               "epsilon_tight", "mu_gdp"))
     record.update({
-        "noise_std": None if plan is None else plan.noise_std,
-        "sensitivity": None if plan is None else plan.sensitivity,
-        "accountant": None if plan is None else plan.accountant,
-        "relation": None if plan is None else plan.relation,
-        "epsilon_claimed": None if plan is None else plan.epsilon_claimed,
-        "epsilon_tight": None if plan is None else plan.epsilon_tight,
-        "mu_gdp": None if plan is None else plan.mu_gdp,
         "guarantee": "not private" if plan is None else plan.guarantee,
         "guarantee_condition": outcome.guarantee_condition,
         "seeds": list(outcome.seeds),
@@ -2059,19 +2059,12 @@ def _o2nc_summary(outcome: O2ncOutcome, *, include_nonprivate: bool = False) -> 
     exact and the printed rules), k*, the output point and the public diagnostics (``O2NC_DIAGNOSTICS``)."""
     plan = outcome.result.ledger.plan
     record = {**outcome.settings, **_theory_record(outcome)}
+    record.update(_plan_fields(plan, "relation"))
+    record["guarantee"] = ("not private" if plan is None else
+                           f"(alpha, alpha rho^2/2)-RDP for every alpha > 1 with rho = {plan.rho_exact:.6g}")
+    record.update(_plan_fields(plan, "noise_rule", "rho_target", "rho_exact", "rho_printed", "epsilon_claimed",
+                               "epsilon_tight", "epsilon_exact", "epsilon_printed", "epsilon_accountant"))
     record.update({
-        "relation": None if plan is None else plan.relation,
-        "guarantee": "not private" if plan is None else
-        f"(alpha, alpha rho^2/2)-RDP for every alpha > 1 with rho = {plan.rho_exact:.6g}",
-        "noise_rule": None if plan is None else plan.noise_rule,
-        "rho_target": None if plan is None else plan.rho_target,
-        "rho_exact": None if plan is None else plan.rho_exact,
-        "rho_printed": None if plan is None else plan.rho_printed,
-        "epsilon_claimed": None if plan is None else plan.epsilon_claimed,
-        "epsilon_tight": None if plan is None else plan.epsilon_tight,
-        "epsilon_exact": None if plan is None else plan.epsilon_exact,
-        "epsilon_printed": None if plan is None else plan.epsilon_printed,
-        "epsilon_accountant": None if plan is None else plan.epsilon_accountant,
         "sensitivities": None if plan is None else list(plan.sensitivities),
         "lipschitz_condition": None if plan is None else plan.condition,
         "plan_note": None if plan is None else plan.note,
