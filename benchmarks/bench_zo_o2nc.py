@@ -16,7 +16,12 @@ It prints, measured in one run (ratios, not timed assertions):
 
 With B2 = 1 a round of Theorem 4.9 evaluates only 2d = 20 losses, so a round's cost is mostly Python overhead
 (the objective's own argument checks included); batching replicates amortises it.
-Exit status 1 if the agreement fails.
+
+Last, the Goldstein measurement's minimum-norm point (Definition 2.1): Wolfe's algorithm of the reference
+(``reference.stationarity``) against the non-negative least-squares twin (``reference.fast.stationarity``) on hulls
+of k gradients in R^d sampled like ``goldstein_stationarity``'s (a shifted Gaussian cloud), with the two certified
+intervals, which must overlap (each contains the exact minimum norm).
+Exit status 1 if an agreement fails.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_zo_o2nc.py [--replicates 16] [--repeats 3]
 """
@@ -37,6 +42,8 @@ except ImportError:  # run as a script from a checkout: put the project root on 
 
 from reference.algorithms import zo_o2nc as ref  # noqa: E402
 from reference.algorithms.zo_o2nc_theory import naive_settings, thm49_settings  # noqa: E402
+from reference import stationarity as ref_stationarity  # noqa: E402
+from reference.fast import stationarity as fast_stationarity  # noqa: E402
 from reference.fast import zo_o2nc as fast  # noqa: E402
 from reference.objectives import RidgeSum  # noqa: E402
 from reference.rng import Streams  # noqa: E402
@@ -114,8 +121,26 @@ def main(argv: list[str] | None = None) -> int:
               f"one public seed, {R} secret seeds {shared_time:6.3f} s — ratio {separate_time / shared_time:5.1f}x "
               f"(replicate {R - 1} = its single run: {same}); reference / batched per replicate "
               f"{ref_time * R / batched_time:6.1f}x")
+    ok &= bench_min_norm_point(args.seed, args.repeats)
     print("\nagreement:", "ok" if ok else "FAILED")
     return 0 if ok else 1
+
+
+def bench_min_norm_point(seed: int, repeats: int) -> bool:
+    """Wolfe (reference) vs NNLS (fast) on shifted Gaussian clouds; True if every pair of intervals overlaps."""
+    print("\nmin_norm_point (Definition 2.1): Wolfe (reference) vs non-negative least squares (fast)")
+    rng = Streams(seed).generator("bench_zo_o2nc", "hulls")
+    ok = True
+    for k, d in ((64, 10), (400, 50), (2000, 100)):
+        rows = rng.standard_normal((k, d)) + 0.3
+        ref_time, want = timed(lambda: ref_stationarity.min_norm_point(rows))
+        fast_time, got = timed(lambda: fast_stationarity.min_norm_point(rows), repeats)
+        overlap = got.lower <= want.upper and want.lower <= got.upper
+        ok &= overlap
+        print(f"  k = {k:5d}, d = {d:4d}: reference {ref_time * 1e3:8.2f} ms   fast {fast_time * 1e3:7.2f} ms   "
+              f"ratio {ref_time / fast_time:5.1f}x   norm {want.norm:.6g} vs {got.norm:.6g}, interval widths "
+              f"{want.gap:.2g} / {got.gap:.2g}, overlapping: {overlap}")
+    return ok
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 """Subjects: the implementations a claim is run against (docs/conformance.md).
 
 * ``reference`` — the readable oracle in ``reference/``.
-* ``fast`` — the vectorized twins in ``reference/fast/``; where a protocol has no twin (closed forms
-  that are already float64 SciPy calls, the samplers whose float64 path is already vectorized) the
-  fast subject uses the reference function, and says so in ``Subject.borrowed``.
+* ``fast`` — the vectorized twins in ``reference/fast/``, and the float64 path of the closed forms that
+  ``reference.smoothing`` computes in two arithmetics (the reference subject runs their mpmath path:
+  ``proofs_checks.adapters.closed_forms``); where a protocol has no twin (the samplers, which are the
+  randomness contract itself; the papers' closed-form σ rules) the fast subject uses the reference
+  function, and says so in ``Subject.borrowed``.
 * a library adapter name (``dp_accounting.rdp``, ``opacus.prv``, ...; ``proofs_checks.adapters``).
 * ``module:attr`` or ``path/file.py:attr`` — anything importable: a :class:`Subject`, a module (its attributes named like
   protocols are taken), or a callable, matched to a protocol by its ``__dpref_protocol__`` attribute
@@ -43,19 +45,22 @@ def _collect(modules: Iterable[str]) -> dict[str, Callable]:
 
 
 def reference_subject() -> Subject:
+    from .adapters import closed_forms  # the smoothing closed forms on their mpmath path
     from .adapters.audit_bounds import implementations as audit_implementations  # empirical_dp's bounds
     from .adapters.dpref import reference_implementations  # the accounting protocols (mpmath, as floats)
 
     return Subject("reference", {**_collect(REFERENCE_MODULES), **reference_implementations(),
-                                 **audit_implementations()}, is_reference=True)
+                                 **closed_forms.reference_implementations(), **audit_implementations()},
+                   is_reference=True)
 
 
 def fast_subject() -> Subject:
+    from .adapters import closed_forms  # the smoothing closed forms on their float64 path
     from .adapters.audit_bounds import implementations as audit_implementations  # one float64 version: borrowed
     from .adapters.dpref import fast_implementations, reference_implementations
 
     reference = {**_collect(REFERENCE_MODULES), **reference_implementations(), **audit_implementations()}
-    fast = {**_collect(FAST_MODULES), **fast_implementations()}
+    fast = {**_collect(FAST_MODULES), **fast_implementations(), **closed_forms.fast_implementations()}
     borrowed = [name for name in reference if name not in fast]
     return Subject("fast", {**reference, **fast}, borrowed=borrowed)
 

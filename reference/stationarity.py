@@ -48,6 +48,10 @@ __all__ = [
     "GoldsteinEstimate",
     "ProxyStationarity",
     "min_norm_point",
+    "certify_min_norm_point",
+    "check_min_norm_inputs",
+    "scale_rows",
+    "stop_gap",
     "goldstein_stationarity",
     "exact_goldstein_ridge",
     "proxy_stationarity",
@@ -271,6 +275,80 @@ def _reorthogonalize(rows: np.ndarray, support, point: np.ndarray) -> np.ndarray
     return point
 
 
+def check_min_norm_inputs(gradients, tolerance, max_iterations):
+    """The validated (gradients, tolerance, max_iterations) of ``min_norm_point`` (shared with its fast twin):
+    a (k, d) float64 array of finite values with k, d ≥ 1, 0 < tolerance ≤ 1/2, and the iteration cap
+    (default 10·(k + d) + 100)."""
+    gradients = _float_array("gradients", gradients, ndim=2)
+    k, d = gradients.shape
+    if k < 1 or d < 1:
+        raise ValueError(f"gradients must have shape (k, d) with k, d >= 1, got {gradients.shape}")
+    tolerance = _check_float("tolerance", tolerance, positive=True, upper=0.5)
+    if max_iterations is None:
+        max_iterations = 10 * (k + d) + 100
+    return gradients, tolerance, check_int("max_iterations", max_iterations, minimum=1)
+
+
+def scale_rows(gradients: np.ndarray) -> tuple[np.ndarray, int]:
+    """(rows·2^−e, e) with the largest absolute entry scaled into [1/2, 1): exact (a power of two), so that squares
+    neither overflow nor underflow; entries that fall below 2^−1074 are covered by the certificate's allowance."""
+    exponent = math.frexp(float(np.max(np.abs(gradients))))[1]
+    return np.ldexp(gradients, -exponent), exponent
+
+
+def stop_gap(scaled: np.ndarray, tolerance: float) -> float:
+    """The duality gap at which a solver may stop on the scaled rows: the tolerance (raised to the rounding level of
+    the gap, about 16·(d + 2)·u) times the largest scaled row norm."""
+    d = scaled.shape[1]
+    return max(tolerance, 16.0 * (d + 2) * _UNIT_ROUNDOFF) * float(_norms(scaled).max())
+
+
+def certify_min_norm_point(gradients: np.ndarray, weights: np.ndarray, target_gap: float, iterations: int) -> MinNormPoint:
+    """The MinNormPoint of the hull of ``gradients`` (k, d) at the convex weights a solver found, with
+    its certified interval; ``target_gap`` is the solver's ``stop_gap`` (on the scaled rows).
+
+    The point Σ_i λ_i g_i is recombined from the caller's rows; if rounding left it longer than the shortest row,
+    that row (a vertex of the hull) is returned instead. The interval is ``min_norm_point``'s certificate: the
+    duality bound of the point (and of its copy re-orthogonalised against its face) below, its norm above, both
+    widened by 4·γ_n·max_i ‖g_i‖ (n = max(|support|, d) + 4) and by the effect of subnormal entries of the scaling.
+    It holds for any weights in the simplex; the solver only decides how narrow it is.
+    """
+    k, d = gradients.shape
+    if not np.any(gradients):  # every row is the zero vector: so is the hull
+        first = np.zeros(k)
+        first[0] = 1.0
+        return MinNormPoint(np.zeros(d), 0.0, first, 0.0, 0.0, iterations, True)
+    scaled, exponent = scale_rows(gradients)
+    radius = float(_norms(scaled).max())
+    weights = np.asarray(weights, dtype=np.float64) / float(np.sum(weights))
+    support = [int(i) for i in np.flatnonzero(weights > 0)]
+    point = weights[support] @ gradients[support]
+    norm = float(_norms(point[None, :])[0])
+    original_norms = _norms(gradients)
+    best_row = int(np.argmin(original_norms))
+    if norm > original_norms[best_row]:
+        weights = np.zeros(k)
+        weights[best_row] = 1.0
+        point = gradients[best_row].copy()
+        norm = float(original_norms[best_row])
+        support = [best_row]
+
+    # Certificate, computed on the scaled rows. Scaling by 2^±e is exact except for entries that fall below
+    # 2^-1074 on either side of it; ``underflow`` covers their effect on the hull and on the point.
+    scaled_point = np.ldexp(point, -exponent)
+    scaled_norm = float(_norms(scaled_point[None, :])[0])
+    refined = _reorthogonalize(scaled, support, scaled_point)
+    raw_lower = max(_duality_bound(scaled, scaled_point), _duality_bound(scaled, refined))
+    allowance = math.ldexp(4.0 * _gamma(max(len(support), d) + 4) * radius, exponent)
+    underflow = (d + 2) * math.ldexp(1.0, max(exponent, 0) - 1074)
+    lower = max(0.0, float(np.nextafter(math.ldexp(raw_lower, exponent) - allowance - underflow, -np.inf)))
+    upper = float(np.nextafter(norm + allowance + underflow, np.inf))
+    if not math.isfinite(upper):
+        raise OverflowError("the minimum norm of the hull of gradients is out of float64 range")
+    return MinNormPoint(point=point, norm=norm, weights=weights, lower=lower, upper=upper, iterations=iterations,
+                        converged=bool(scaled_norm - raw_lower <= target_gap))
+
+
 def min_norm_point(
     gradients, *, tolerance: float = DEFAULT_TOLERANCE, max_iterations: int | None = None
 ) -> MinNormPoint:
@@ -280,10 +358,10 @@ def min_norm_point(
     Definition 2.1 restricted to a finite subset of the ball. Wolfe's algorithm (1976) is exact in exact
     arithmetic and terminates finitely.
 
-    Certificate. For any nonzero vector p and any g in the hull, ‖g‖ ≥ <g, p>/‖p‖ ≥ min_i <g_i, p>/‖p‖
-    (Cauchy–Schwarz; <·, p> is linear, so its minimum over the hull is at a vertex). With p the returned
-    point (and its re-orthogonalised copy, below) this gives ``lower``; the returned point lies in the hull,
-    which gives ``upper``. Both ends are
+    Certificate (``certify_min_norm_point``). For any nonzero vector p and any g in the hull,
+    ‖g‖ ≥ <g, p>/‖p‖ ≥ min_i <g_i, p>/‖p‖ (Cauchy–Schwarz; <·, p> is linear, so its minimum over the hull is at a
+    vertex). With p the returned point (and its re-orthogonalised copy, below) this gives ``lower``; the returned
+    point lies in the hull, which gives ``upper``. Both ends are
     widened by an a-priori rounding allowance 4·γ_n·max_i ‖g_i‖ (γ_n = nu/(1 − nu), n = max(|support|, d) + 4,
     u = 2^−53), so that lower ≤ min_{g ∈ hull} ‖g‖ ≤ upper holds for the exact hull of the float64 rows.
     At the exact min-norm point p* the bound is tight (min_i <g_i, p*> = ‖p*‖², Wolfe's optimality condition);
@@ -304,67 +382,14 @@ def min_norm_point(
     Robust to duplicate and collinear rows, k = 1, zero rows, d = 1; rows are scaled by a power of two
     (exact) before the computation so that squares neither overflow nor underflow.
     """
-    gradients = _float_array("gradients", gradients, ndim=2)
+    gradients, tolerance, max_iterations = check_min_norm_inputs(gradients, tolerance, max_iterations)
     k, d = gradients.shape
-    if k < 1 or d < 1:
-        raise ValueError(f"gradients must have shape (k, d) with k, d >= 1, got {gradients.shape}")
-    tolerance = _check_float("tolerance", tolerance, positive=True, upper=0.5)
-    if max_iterations is None:
-        max_iterations = 10 * (k + d) + 100
-    max_iterations = check_int("max_iterations", max_iterations, minimum=1)
-
-    largest = float(np.max(np.abs(gradients)))
-    if largest == 0.0:  # every row is the zero vector
-        weights = np.zeros(k)
-        weights[0] = 1.0
-        return MinNormPoint(np.zeros(d), 0.0, weights, 0.0, 0.0, 0, True)
-    exponent = math.frexp(largest)[1]  # largest = m·2^exponent, 0.5 ≤ m < 1
-    scaled = np.ldexp(gradients, -exponent)  # exact, except entries that fall below 2^-1074 after scaling
-    row_norms = _norms(scaled)
-    radius = float(row_norms.max())  # in [0.5, √d]
-    floor = 16.0 * (d + 2) * _UNIT_ROUNDOFF
-    target = max(tolerance, floor)
-
-    support, support_weights, iterations = _wolfe(scaled, target * radius, max_iterations)
-
-    # The point is recombined from the caller's rows; if rounding left it longer than the shortest row, that
-    # row (a vertex of the hull) is returned instead.
+    scaled, _ = scale_rows(gradients)
+    target_gap = stop_gap(scaled, tolerance)
+    support, support_weights, iterations = _wolfe(scaled, target_gap, max_iterations)
     weights = np.zeros(k)
     weights[support] = support_weights
-    weights /= weights.sum()
-    point = weights[support] @ gradients[support]
-    norm = float(_norms(point[None, :])[0])
-    original_norms = _norms(gradients)
-    best_row = int(np.argmin(original_norms))
-    if norm > original_norms[best_row]:
-        weights = np.zeros(k)
-        weights[best_row] = 1.0
-        point = gradients[best_row].copy()
-        norm = float(original_norms[best_row])
-        support = [best_row]
-
-    # Certificate, computed on the scaled rows. Scaling by 2^±e is exact except for entries that fall below
-    # 2^-1074 on either side of it; ``underflow`` covers their effect on the hull and on the point.
-    scaled_point = np.ldexp(point, -exponent)
-    scaled_norm = float(_norms(scaled_point[None, :])[0])
-    refined = _reorthogonalize(scaled, support, scaled_point)
-    raw_lower = max(_duality_bound(scaled, scaled_point), _duality_bound(scaled, refined))
-    raw_gap = scaled_norm - raw_lower
-    allowance = math.ldexp(4.0 * _gamma(max(len(support), d) + 4) * radius, exponent)
-    underflow = (d + 2) * math.ldexp(1.0, max(exponent, 0) - 1074)
-    lower = max(0.0, float(np.nextafter(math.ldexp(raw_lower, exponent) - allowance - underflow, -np.inf)))
-    upper = float(np.nextafter(norm + allowance + underflow, np.inf))
-    if not math.isfinite(upper):
-        raise OverflowError("the minimum norm of the hull of gradients is out of float64 range")
-    return MinNormPoint(
-        point=point,
-        norm=norm,
-        weights=weights,
-        lower=lower,
-        upper=upper,
-        iterations=iterations,
-        converged=bool(raw_gap <= target * radius),
-    )
+    return certify_min_norm_point(gradients, weights, target_gap, iterations)
 
 
 # ---------------------------------------------------------------------------------------------------

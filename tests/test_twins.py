@@ -24,6 +24,7 @@ PAIRS: dict[str, tuple[str, ...]] = {
     "reference.fast.mechanisms": ("reference.mechanisms",),
     "reference.fast.dpzero": ("reference.algorithms.dpzero",),
     "reference.fast.zo_o2nc": ("reference.algorithms.zo_o2nc",),
+    "reference.fast.stationarity": ("reference.stationarity",),
     "reference.fast.rdp": ("reference.accounting.rdp",),
     "reference.fast.conversions": ("reference.accounting.conversions", "reference.accounting.gaussian"),
 }
@@ -47,6 +48,17 @@ REFERENCE_ONLY: dict[str, dict[str, str]] = {
     "reference.fast.zo_o2nc": {
         "VarianceReducedOracle": "Algorithm 4 one query at a time; the twin runs whole rounds vectorized inside the run",
         "NaiveOracle": "Algorithm 6 one query at a time; the twin runs whole rounds vectorized inside the run",
+    },
+    "reference.fast.stationarity": {
+        "GoldsteinEstimate": "goldstein_stationarity samples the ball and calls min_norm_point: no hot loop of its own",
+        "ProxyStationarity": "proxy_stationarity is one mean and one norm",
+        "goldstein_stationarity": "samples the ball and calls min_norm_point: no hot loop of its own",
+        "exact_goldstein_ridge": "closed form by root finding on one ridge, no vector loop",
+        "proxy_stationarity": "one mean and one norm",
+        "certify_min_norm_point": "the certificate both solvers share (it holds for any weights in the simplex)",
+        "check_min_norm_inputs": "the argument checks both solvers share",
+        "scale_rows": "the exact power-of-two scaling both solvers share",
+        "stop_gap": "the duality-gap target both solvers share",
     },
     "reference.fast.conversions": {
         "LOG_DELTA_RESOLUTION": "guard on mpmath's precision of log δ; float64 has its own limits (AccountingError)",

@@ -12,7 +12,7 @@ REFERENCE_MODULES = (
     "reference.algorithms.zo_o2nc_theory",
     "reference.stationarity",
 )
-FAST_MODULES: tuple[str, ...] = ("reference.fast.zo_o2nc",)
+FAST_MODULES: tuple[str, ...] = ("reference.fast.zo_o2nc", "reference.fast.stationarity")
 
 PROTOCOLS: dict[str, tuple[str, str]] = {
     "zo_o2nc_cor44_sigma": (
