@@ -61,11 +61,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
 import os
 import re
 import sys
 import textwrap
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import pandas as pd
 
@@ -82,7 +84,9 @@ __all__ = ["register", "run", "quick_audits", "QUICK_TRIALS", "QUICK_TRIALS_BY_S
 QUICK_TRIALS = 200_000
 #: Smaller quick budgets for scenarios that run a whole algorithm per trial (T = 100 DPZero steps each).
 QUICK_TRIALS_BY_SCENARIO = {"dpzero-full-run": 2_000, "dpzero-full-run-poisson": 1_000, "dpzero-published": 100,
-                            "zo_o2nc-published": 50}
+                            "zo_o2nc-published": 50,
+                            # draws the canary slot's m = 400 fresh public directions per trial (~2 s per 10⁵ outputs)
+                            "nsnc_improved-high-probability": 50_000}
 #: Joint confidence of every quick audit's verdict: a correct (even exactly tight) mechanism is reported as a
 #: violation with probability at most 1e-6, the level of the claims; the planted bugs' budgets are sized so that
 #: they are still caught at this confidence.
@@ -560,9 +564,29 @@ def _finish(args, kind, scenario, result, seconds, series) -> int:
 # Quick audits for `dpref check`
 
 
-def quick_audits(seed: int = 0, *, progress: bool = True) -> list[dict]:
+def _quick_audit(name: str, kind: str, trials: int, seed: int) -> dict:
+    """One record of ``quick_audits``: the scenario or planted bug ``name`` at ``trials`` trials."""
+    from empirical_dp import audit as audit_module
+    from empirical_dp import planted as planted_module
+
+    start = time.perf_counter()
+    if kind == "scenario":
+        result = audit_module.audit(_scenarios()[name], trials, seed=seed, confidence=QUICK_CONFIDENCE)
+    else:
+        result = planted_module.audit_planted(name, seed, trials, confidence=QUICK_CONFIDENCE)
+    return {
+        "name": name, "kind": kind, "claim_type": result.claim_type, "trials": result.trials,
+        "claimed_epsilon": result.claimed_epsilon, "claimed_mu": result.claimed_mu,
+        "tight_epsilon": result.tight_epsilon, "epsilon_lb": result.epsilon_lb, "gdp_mu_lb": result.gdp_mu_lb,
+        "gdp_epsilon_lb": result.gdp_epsilon_lb, "verdict": result.verdict, "decided_by": result.decided_by,
+        "margin": result.margin, "false_alarm": result.false_alarm_probability,
+        **outcome_fields(kind, result.verdict), "seconds": time.perf_counter() - start,
+    }
+
+
+def quick_audits(seed: int = 0, *, progress: bool = True, workers: int = 1) -> list[dict]:
     """Every shipped scenario at ``QUICK_TRIALS`` trials (``QUICK_TRIALS_BY_SCENARIO`` for whole-run scenarios) and
-    every planted bug at its budget (``empirical_dp.planted.PLANTED``), serially, at ``QUICK_CONFIDENCE``: one
+    every planted bug at its budget (``empirical_dp.planted.PLANTED``), at ``QUICK_CONFIDENCE``: one
     record each (``QUICK_COLUMNS``) with name, kind, claim (``claim_type``, claimed ε and μ), trials, the bounds,
     verdict, the deciding bound (``decided_by``), its ``margin`` over the claim and its ``false_alarm``
     probability, ``expected`` ("consistent" for scenarios, "violation" for planted bugs), ``missed`` (a planted
@@ -570,32 +594,27 @@ def quick_audits(seed: int = 0, *, progress: bool = True) -> list[dict]:
     when missed) and seconds.
 
     progress: a bar over the audits on stderr, naming the one running (``dpref check`` shows it; pass False to
-    hide it)."""
-    from empirical_dp import audit as audit_module
-    from empirical_dp import planted as planted_module
-
-    scenarios = _scenarios()  # a registry entry is built when its audit starts (some take seconds: in the bar)
-    targets = [(name, "scenario",
-                lambda n, name=name: audit_module.audit(scenarios[name], n, seed=seed, confidence=QUICK_CONFIDENCE),
-                QUICK_TRIALS_BY_SCENARIO.get(name, QUICK_TRIALS)) for name in list(scenarios)]
-    targets += [(name, "planted",
-                 lambda n, name=name: planted_module.audit_planted(name, seed, n, confidence=QUICK_CONFIDENCE),
-                 budget) for name, (_, _, budget) in _planted().items()]
+    hide it). workers: processes to spread the audits over (forked, so they see the registries as they are;
+    each audit's randomness comes from ``seed`` and its name, so the records do not depend on it)."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    targets = [(name, "scenario", QUICK_TRIALS_BY_SCENARIO.get(name, QUICK_TRIALS)) for name in list(_scenarios())]
+    targets += [(name, "planted", budget) for name, (_, _, budget) in _planted().items()]
     records = []
     with progress_bar(len(targets), "quick audits", "audit", enabled=progress) as bar:
-        for name, kind, run, trials in targets:
-            bar.set_postfix_str(name)
-            start = time.perf_counter()
-            result = run(trials)
-            records.append({
-                "name": name, "kind": kind, "claim_type": result.claim_type, "trials": result.trials,
-                "claimed_epsilon": result.claimed_epsilon, "claimed_mu": result.claimed_mu,
-                "tight_epsilon": result.tight_epsilon, "epsilon_lb": result.epsilon_lb, "gdp_mu_lb": result.gdp_mu_lb,
-                "gdp_epsilon_lb": result.gdp_epsilon_lb, "verdict": result.verdict, "decided_by": result.decided_by,
-                "margin": result.margin, "false_alarm": result.false_alarm_probability,
-                **outcome_fields(kind, result.verdict), "seconds": time.perf_counter() - start,
-            })
-            bar.update()
+        if workers > 1 and len(targets) > 1 and "fork" in multiprocessing.get_all_start_methods():
+            context = multiprocessing.get_context("fork")  # the workers inherit patched registries
+            with ProcessPoolExecutor(max_workers=min(workers, len(targets)), mp_context=context) as pool:
+                futures = [pool.submit(_quick_audit, name, kind, trials, seed) for name, kind, trials in targets]
+                for (name, _, _), future in zip(targets, futures):
+                    bar.set_postfix_str(name)
+                    records.append(future.result())
+                    bar.update()
+        else:
+            for name, kind, trials in targets:
+                bar.set_postfix_str(name)
+                records.append(_quick_audit(name, kind, trials, seed))
+                bar.update()
     return records
 
 

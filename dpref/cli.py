@@ -2,9 +2,9 @@
 
     dpref claims list   [--paper P] [--kind K] [--id ID] [--subject S] [--format F]
     dpref claims run    [--paper P] [--kind K] [--id ID] [--subject S ...] [--budget quick|full]
-                        [--soak N [--level L]] [--format F] [--report DIR [--overwrite]] [--no-progress]
+                        [--soak N [--level L]] [--workers N] [--format F] [--report DIR [--overwrite]] [--quiet]
     dpref check         quick claims on reference and fast, and quick audits; exit 1 on any violation
-                        [--format F] [--report DIR [--overwrite]] [--no-progress]
+                        [--workers N] [--format F] [--report DIR [--overwrite]] [--quiet]
     dpref account epsilon|sigma ...   privacy accounting (see dpref/account.py)
     dpref conform accountants ...     our accountant beside dp_accounting, Opacus, prv_accountant, autodp
     dpref audit list|run ...          empirical privacy audits (see dpref/audit.py)
@@ -34,6 +34,7 @@ import pandas as pd
 
 from dpref import account, audit, cite, conform
 from dpref import run as run_command
+from dpref.parsing import integer
 from proofs_checks.claim import BORROWED, BUDGETS, HOLDS, KINDS, PAPERS, PASS
 from proofs_checks.claims_index import listing_records, load_index
 from proofs_checks.registry import load_claims, nearest_ids, select
@@ -138,6 +139,27 @@ def _empty_selection(args) -> str:
     return "; ".join(parts) or "no claim matches the selection (--paper/--kind/--id)"
 
 
+WORKERS_HELP = "processes to run the checks in; the results do not depend on it"
+#: ``dpref check`` uses the cores available up to this many (its time limit is stated for 2 cores).
+MAX_DEFAULT_WORKERS = 2
+#: Above this, --workers is refused (each worker holds the claim modules in memory).
+MAX_WORKERS = 64
+
+
+def default_workers() -> int:
+    """The cores this process may run on (``os.sched_getaffinity``), at most ``MAX_DEFAULT_WORKERS``."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_DEFAULT_WORKERS, cores))
+
+
+def _check_workers_option(value) -> None:
+    if value is not None and not 1 <= value <= MAX_WORKERS:
+        raise ValueError(f"--workers must lie in [1, {MAX_WORKERS}], got {value}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="dpref", description=__doc__.split("\n\n")[0])
     parser.add_argument("--version", action="version", version=f"dpref {_version()}")
@@ -165,6 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
                             help="with --soak: decide every run at this false-alarm level (default: each claim's)")
     run_parser.add_argument("--report", default=None, metavar="DIR", help="write csv/json/markdown + manifest")
     run_parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
+    run_parser.add_argument("--workers", type=integer, default=1, metavar="N", help=WORKERS_HELP + " (default 1)")
     _add_output_options(run_parser)
 
     account.register(commands)
@@ -177,6 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", default="table", choices=FORMATS)
     check.add_argument("--report", default=None, metavar="DIR", help="write csv/json/markdown + manifest")
     check.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
+    check.add_argument("--workers", type=integer, default=None, metavar="N",
+                       help=WORKERS_HELP + f" (default: the cores available, at most {MAX_DEFAULT_WORKERS})")
     _add_output_options(check)
     _describe(parser)
     return parser
@@ -253,13 +278,13 @@ def _summary(frame) -> str:
 
 
 def _run(claims, subjects, budget, fmt, report, progress, soak_runs=0, command="", level=None,
-         width: int | None = TABLE_WIDTH) -> int:
+         width: int | None = TABLE_WIDTH, workers: int = 1) -> int:
     if not claims:
         print("no claims selected (or none applies to the chosen subjects)", file=sys.stderr)
         return 2
     if soak_runs:
         return _soak(claims, subjects, budget, fmt, report, progress, soak_runs, level, command, width)
-    frame = run_claims(claims, subjects, budget, progress=progress)
+    frame = run_claims(claims, subjects, budget, progress=progress, workers=workers)
     if fmt == "json":
         keep = ["id", "subject", "verdict", "statistic", "bound", "p_value", "p_adjusted", "level", "seed", "seconds",
                 "mde", "relative_mde", "mde_target", "power", "why", "detail"]
@@ -276,11 +301,11 @@ def _run(claims, subjects, budget, fmt, report, progress, soak_runs=0, command="
     return 1 if len(bad) else 0
 
 
-def _check_audits(fmt, report, command, width, progress) -> int:
+def _check_audits(fmt, report, command, width, progress, workers=1) -> int:
     """``dpref check``'s audit part: every shipped scenario must come out "consistent" and every planted bug
     "violation" (``audit.quick_audits``); exit 1 otherwise. The table goes to stdout for table/markdown and to
     stderr for json/csv, which keeps the claims output machine-readable."""
-    frame = audit.quick_audits_frame(audit.quick_audits(progress=progress))
+    frame = audit.quick_audits_frame(audit.quick_audits(progress=progress, workers=workers))
     out = sys.stdout if fmt in ("table", "markdown") else sys.stderr
     print(render(frame, "markdown" if fmt == "markdown" else "table", width=width), file=out)
     if report:
@@ -320,6 +345,7 @@ def _dispatch(parser: argparse.ArgumentParser, args, command: str) -> int:
         if args.command == "claims" and args.claims_command == "list":
             return _claims_list(args)
         if args.command == "claims" and args.claims_command == "run":
+            _check_workers_option(args.workers)
             if args.soak < 0:
                 parser.error("--soak must be >= 0")
             if args.level is not None and not args.soak:
@@ -333,7 +359,7 @@ def _dispatch(parser: argparse.ArgumentParser, args, command: str) -> int:
             if not claims:
                 raise ValueError(_empty_selection(args))
             return _run(claims, subjects, args.budget, args.format, args.report, not args.quiet, args.soak, command,
-                        args.level, _width(args))
+                        args.level, _width(args), args.workers)
         if args.command == "account":
             return account.run(args)
         if args.command == "conform":
@@ -345,12 +371,14 @@ def _dispatch(parser: argparse.ArgumentParser, args, command: str) -> int:
         if args.command == "run":
             return run_command.run(args, command)
         if args.command == "check":
+            _check_workers_option(args.workers)
             if args.report:
                 prepare_output_dir(args.report, overwrite=args.overwrite, option="--report")
             subjects = [resolve_subject("reference"), resolve_subject("fast")]
+            workers = default_workers() if args.workers is None else args.workers
             code = _run(load_claims(), subjects, "quick", args.format, args.report, not args.quiet, 0, command,
-                        width=_width(args))
-            return max(code, _check_audits(args.format, args.report, command, _width(args), not args.quiet))
+                        width=_width(args), workers=workers)
+            return max(code, _check_audits(args.format, args.report, command, _width(args), not args.quiet, workers))
     except (SubjectError, ValueError) as exc:
         print(f"dpref: error: {exc}", file=sys.stderr)
         return 2

@@ -1,6 +1,7 @@
 """``dpref run``: run one DPZero-paper algorithm on a built-in problem (dpzero Algorithms 1 and 2, §2.1 DP-GD,
-MeZO of App. B.2; the problems of dpzero App. B.1), or zo_o2nc Algorithm 3 with Algorithm 4 or 6 (below). A thin
-command line over ``reference.runner``, whose docstring states what a run publishes and why each part is public.
+MeZO of App. B.2; the problems of dpzero App. B.1), zo_o2nc Algorithm 3 with Algorithm 4 or 6, or nsnc_improved
+Algorithm 2 with Algorithm 3, 4 or 5 (below). A thin command line over ``reference.runner`` and
+``reference.runner_nsnc_improved``, whose docstrings state what a run publishes and why each part is public.
 
     dpref run ALGORITHM [--problem quadratic|subspace-logistic] [--mode identity|sqrt|harmonic] [--k K]
                         [--d D] [--n N] [--data-seed S] [--held-out-n M] [--steps T] [--step-size A]
@@ -84,13 +85,52 @@ population diagnostics), ledger.json and manifest.json;
 --include-nonprivate adds the training-set diagnostics (NOT PRIVATE). Options of the DPZero-paper algorithms
 (--steps, --step-size, --epsilon, --clip, …) are refused, and the zo_o2nc options for them.
 
+nsnc_improved (``reference.runner_nsnc_improved``): nsnc_improved Algorithm 2 (O2NC with clipped OGD) with the
+oracle of Algorithm 3 (``single-pass``), Algorithm 3 with common random numbers (``single-pass-crn``, not in the
+paper), Algorithm 5 (``first-order``), Algorithm 4 (``multi-pass``) or Algorithm 4 with Algorithm 5's estimator
+(``multi-pass-first-order``), on the zo_o2nc ridge problems, with the settings of Theorem 3.1 / C.4 (single pass) or
+Theorem 4.1 (multi pass):
+
+    dpref run nsnc_improved --oracle single-pass|single-pass-crn|first-order|multi-pass|multi-pass-first-order
+                        [--problem wshape|capped|abs] [--d D] [--samples M] [--population N] [--held-out-n H]
+                        [--data-seed S] [--epsilon E] [--delta D] [--smoothing-radius A] [--directions M]
+                        [--variant corrected|paper] [--accountant exact|paper] (single pass) [--clip-hardening]
+                        (single pass) [--sensitivity-mode auto|worst-case] [--target-stationarity B] (multi pass)
+                        [--seed S] [--noise-seed S] [--backend reference|fast] [--goldstein-samples S]
+                        [--memory-limit SIZE] [--output DIR [--overwrite]] [--format table|json]
+                        [--include-nonprivate] [--quiet | -q]
+
+Defaults: d 4, M 20 000 (multi pass 5 000), ε 1, δ 1e-6, α 0.25, β 1.5, m = 64 directions per record. Φ =
+F_population(x0). The theory's m (its privacy floor) is ~10⁶–10⁷ at these sizes (hundreds for the CRN variant);
+--directions theory asks for it. With any other m the plan uses min(worst case, high probability) per step kind
+(or the worst case with --sensitivity-mode worst-case), so the guarantee stays valid at every m; σ, η and the
+certified bound follow the run's m. Before the
+records are drawn, the run's loss (gradient) evaluations are counted from the settings: beyond
+``EVALUATION_BUDGET[backend]/(d + 1)`` (10⁹ evaluations at d = 4 on the fast backend, 10⁷ on the reference backend)
+or 10⁶ steps, the run is refused with the count and the options that reduce it (the largest --directions that fits,
+--samples, --target-stationarity). Records too few for the settings are refused with a --samples that suffices.
+Reported, at x0, at the released block average x_out and at x_T, on the held-out draws and on the population (public,
+never the training records): F, the Goldstein norm ‖∇F‖_{2α} as an interval [lower, upper], the proxy ‖(1/M)Σ_t
+∇F_α(z_t)‖ over the output block; the certified bound of the run's settings (and of the theory's own); the privacy
+plan: which guarantee holds (worst-case; high-probability, with δ_fail paid inside δ; clip-hardened), the ε spent at
+δ, μ, the sensitivities and their branches. --output writes releases.csv (k, t, the released g̃_t), blocks.csv (F of
+every block average x̄_k, and x̄_k), output.csv (x_out), diagnostics.json, ledger.json and manifest.json (why each is
+public: ``reference.runner_nsnc_improved``); --include-nonprivate adds the training-set diagnostics (NOT PRIVATE).
+The options of the DPZero-paper and zo_o2nc algorithms (--steps, --clip, --rho, --batch-size, …) are refused with the
+reason, and --oracle, --directions, --variant, --clip-hardening, --sensitivity-mode and --target-stationarity for
+them.
+
 Exit codes: 0 success; 2 refused, with ONE line on stderr — ``dpref run: error: <reason>`` naming the option
 (``dpref: error: <reason>`` for an output directory that fails while writing):
 
 * bad usage: an unknown, malformed or out-of-range option or an inconsistent combination (argparse's messages
   included: no usage block is printed; a --noise-seed value is never repeated);
 * a run that would not fit in memory: the estimate, the limit and the options to reduce (--d, --n,
-  --held-out-n, --batch-size, --replicates, --steps), or --memory-limit;
+  --held-out-n, --batch-size, --replicates, --steps; zo_o2nc and nsnc_improved: --samples, --population,
+  --directions), or --memory-limit;
+* records too few for the theory's settings (zo_o2nc: one epoch; nsnc_improved: one block, or the multi-pass target):
+  the number of records that suffices;
+* an nsnc_improved run beyond the evaluation or step budget: the count, the budget and the options that reduce it;
 * a run that diverged (exit 2 too: the settings, not the program, are at fault and the message says which to
   change): the step, the value, --step-size and, where they apply, --clip and --perturbation;
 * a run that ran out of memory although the estimate fitted (the estimate is not a bound).
@@ -110,6 +150,22 @@ from reference.objectives import QUADRATIC_MODES
 from dpref.parsing import one_line_errors
 from reference.reporting import prepare_output_dir
 from reference.rng import SEED_BOUND
+from reference.runner_nsnc_improved import (
+    NSNC_ACCOUNTANTS,
+    NSNC_DEFAULTS,
+    NSNC_ORACLES,
+    NSNC_PROBLEMS,
+    NSNC_VARIANTS,
+    BudgetExceeded,
+    SamplesNeeded,
+    SettingRefused,
+    execute_nsnc_improved,
+    nsnc_memory_parts,
+    nsnc_publication,
+    nsnc_summary,
+    prepare_nsnc_improved,
+    render_nsnc,
+)
 from reference.runner import (
     ALGORITHMS,
     BACKENDS,
@@ -171,6 +227,52 @@ DPZERO_OPTIONS = {
     "replicates": ("--replicates", "one run at a time (examples/zo_o2nc_study.py runs replicates)"),
 }
 
+#: Options of nsnc_improved only (argparse dest -> option).
+NSNC_OPTIONS = {"oracle": "--oracle", "directions": "--directions", "variant": "--variant",
+                "clip_hardening": "--clip-hardening", "sensitivity_mode": "--sensitivity-mode",
+                "target_stationarity": "--target-stationarity"}
+#: The algorithm name of ``dpref run nsnc_improved``.
+NSNC_ALGORITHM = "nsnc_improved"
+#: Options of the other algorithms that nsnc_improved refuses, with the reason.
+NSNC_REFUSED = {
+    "mode": ("--mode", "the problems are ridge functions: --problem"),
+    "k": ("--k", "the problems are ridge functions: --problem"),
+    "n": ("--n", "the number of records is --samples M"),
+    "steps": ("--steps", "T is set by Theorem 3.1/C.4 (single pass: from --samples) or Theorem 4.1 (multi pass: "
+                         "from --target-stationarity and --smoothing-radius)"),
+    "step_size": ("--step-size", "eta = D/(G1 sqrt(M)) is set by the theory"),
+    "perturbation": ("--perturbation", "the smoothing radius alpha is --smoothing-radius"),
+    "clip": ("--clip", "nothing is clipped but by --clip-hardening: the sensitivities rest on L-Lipschitz losses"),
+    "batching": ("--batching", "single pass: records read once in index order; multi pass: every record every step"),
+    "batch_size": ("--batch-size", "B1 = tree size and B2 = 1 are the theory's (multi pass: all records)"),
+    "sampling_probability": ("--sampling-probability", "there is no subsampling"),
+    "direction": ("--direction", "the directions are uniform on the sphere (first order: in the ball); their number "
+                                 "is --directions"),
+    "replicates": ("--replicates", "one run at a time (examples/nsnc_improved_study.py runs replicates)"),
+    "rho": ("--rho", "the privacy target is --epsilon at --delta"),
+    "T_rule": ("--T-rule", "a zo_o2nc option"),
+    "count_rule": ("--count-rule", "a zo_o2nc option"),
+    "sigma_rule": ("--sigma-rule", "a zo_o2nc-naive option"),
+    "batch_rule": ("--batch-rule", "a zo_o2nc-naive option"),
+}
+#: --sensitivity-mode values -> the algorithm's sensitivity_mode.
+SENSITIVITY_MODE_NAMES = {"auto": "auto", "worst-case": "worst_case"}
+
+#: ``dpref run nsnc_improved``'s number of directions per record when --directions is not given: the practical
+#: mode (the theory's privacy floor is ~10⁶–10⁷ at the default sizes; the plan stays valid at any m).
+NSNC_CLI_DIRECTIONS = 64
+
+
+def _directions_value(text: str):
+    """argparse type of --directions: a whole number, or "theory" (the theory's privacy floor)."""
+    if text.strip().lower() == "theory":
+        return "theory"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number or 'theory', got {text!r}") from None
+
+
 NOISE_SEED_HELP = ("secret seed (default: fresh OS entropy); the guarantee then rests on it staying secret; "
                    "never written")
 
@@ -179,13 +281,15 @@ def register(subparsers) -> argparse.ArgumentParser:
     """Add the ``run`` command to an argparse sub-parser set."""
     parser = subparsers.add_parser("run", help="run an algorithm on a built-in problem; releases, held-out "
                                    "diagnostics and ledger out", description=__doc__.split("\n\n")[0])
-    parser.add_argument("algorithm", metavar="ALGORITHM", help=f"one of {', '.join([*ALGORITHMS, *O2NC_ALGORITHMS])}")
+    parser.add_argument("algorithm", metavar="ALGORITHM",
+                        help=f"one of {', '.join([*ALGORITHMS, *O2NC_ALGORITHMS, NSNC_ALGORITHM])}")
     add = parser.add_argument
-    add("--problem", default=None, help=f"{' | '.join(PROBLEMS)} (default {DEFAULTS['problem']}); zo_o2nc: "
-        f"{' | '.join(O2NC_PROBLEMS)} (default {O2NC_DEFAULTS['problem']})")
+    add("--problem", default=None, help=f"{' | '.join(PROBLEMS)} (default {DEFAULTS['problem']}); zo_o2nc and "
+        f"nsnc_improved: {' | '.join(O2NC_PROBLEMS)} (default {O2NC_DEFAULTS['problem']})")
     add("--mode", default=None, help=f"quadratic Hessian: {' | '.join(QUADRATIC_MODES)} (default {DEFAULTS['mode']})")
     add("--k", type=int, default=None, help=f"subspace-logistic: subspace dimension (default {DEFAULTS['k']})")
-    add("--d", type=int, default=None, help=f"dimension d (default {DEFAULTS['d']}; zo_o2nc {O2NC_DEFAULTS['d']})")
+    add("--d", type=int, default=None, help=f"dimension d (default {DEFAULTS['d']}; zo_o2nc {O2NC_DEFAULTS['d']}, "
+        f"nsnc_improved {NSNC_DEFAULTS['d']})")
     add("--n", type=int, default=None, help=f"number of training data points n (default {DEFAULTS['n']})")
     add("--data-seed", type=int, default=DEFAULTS["data_seed"], metavar="S", help="seed of the problem's data (public)")
     add("--held-out-n", type=int, default=None, metavar="M",
@@ -196,9 +300,11 @@ def register(subparsers) -> argparse.ArgumentParser:
         help=f"zeroth-order perturbation λ (default {DEFAULTS['perturbation']:g}; not for dpgd)")
     add("--clip", type=float, default=None, metavar="C",
         help=f"clip threshold C (default {DEFAULTS['clip']:g}; mezo: inf, i.e. no clipping)")
-    add("--epsilon", type=float, default=None, metavar="E", help=f"target ε (default {DEFAULTS['epsilon']:g})")
+    add("--epsilon", type=float, default=None, metavar="E",
+        help=f"target ε (default {DEFAULTS['epsilon']:g}; nsnc_improved {NSNC_DEFAULTS['epsilon']:g})")
     add("--delta", type=float, default=None, metavar="D", help=f"target δ (default {DEFAULTS['delta']:g})")
-    add("--accountant", default=None, help="accountant (default: the first of the batching's; see dpref run --help)")
+    add("--accountant", default=None, help="accountant (default: the first of the batching's; see dpref run --help; "
+        f"nsnc_improved single pass: {' | '.join(NSNC_ACCOUNTANTS)}, default exact)")
     add("--batching", default=None, help=f"{' | '.join(BATCHINGS)} (default {DEFAULTS['batching']})")
     add("--batch-size", type=int, default=None, metavar="B",
         help="batch size B (poisson: expected; shuffle: fixed; zo_o2nc-naive: records per query)")
@@ -210,15 +316,19 @@ def register(subparsers) -> argparse.ArgumentParser:
     add("--backend", default=None, help=f"{' | '.join(BACKENDS)} (default {DEFAULTS['backend']}; zo_o2nc: fast "
         "when reference.fast.zo_o2nc is installed, else reference)")
     add("--replicates", type=int, default=None, metavar="R", help="replicate runs (fast backend)")
-    group = parser.add_argument_group("zo_o2nc and zo_o2nc-naive (zo_o2nc Algorithm 3 with Algorithm 4 or 6)")
+    group = parser.add_argument_group("zo_o2nc and zo_o2nc-naive (zo_o2nc Algorithm 3 with Algorithm 4 or 6); "
+                                      "--samples, --population, --smoothing-radius, --goldstein-samples: nsnc_improved "
+                                      "too")
     group.add_argument("--samples", type=int, default=None, metavar="M",
-                       help=f"records M, read once (default {O2NC_DEFAULTS['samples']})")
+                       help=f"records M, read once (default {O2NC_DEFAULTS['samples']}; nsnc_improved multi pass "
+                            f"{NSNC_DEFAULTS['multi_pass_samples']}, every record at every step)")
     group.add_argument("--population", type=int, default=None, metavar="N",
                        help=f"ridge functions the records are drawn from (default {O2NC_DEFAULTS['population']})")
     group.add_argument("--rho", type=float, default=None, metavar="RHO",
                        help=f"target ρ of (α, αρ²/2)-RDP (default {O2NC_DEFAULTS['rho']:g}; inf: not private)")
     group.add_argument("--smoothing-radius", type=float, default=None, metavar="DELTA",
-                       help=f"δ; stationarity is reported at radius 2δ (default {O2NC_DEFAULTS['smoothing_radius']:g})")
+                       help=f"δ (nsnc_improved: α); stationarity is reported at radius 2δ (default "
+                            f"{O2NC_DEFAULTS['smoothing_radius']:g})")
     group.add_argument("--T-rule", default=None, help=f"{' | '.join(O2NC_T_RULES)} (default max, zo_o2nc.E5)")
     group.add_argument("--count-rule", default=None,
                        help=f"zo_o2nc: tree count of σ, {' | '.join(O2NC_COUNT_RULES)} (default exact, zo_o2nc.E3)")
@@ -229,9 +339,30 @@ def register(subparsers) -> argparse.ArgumentParser:
     group.add_argument("--goldstein-samples", type=int, default=None, metavar="S",
                        help=f"points sampled in B(w, 2δ) for the Goldstein bound (default "
                             f"{O2NC_DEFAULTS['goldstein_samples']})")
+    group = parser.add_argument_group("nsnc_improved (nsnc_improved Algorithm 2 with Algorithms 3, 4 or 5)")
+    group.add_argument("--oracle", default=None,
+                       help=f"{' | '.join(NSNC_ORACLES)} (required): Algorithm 3, 3 with common random numbers, 5, "
+                            "4, 4 with Algorithm 5's estimator")
+    group.add_argument("--directions", type=_directions_value, default=None, metavar="M",
+                       help=f"directions (first order: perturbations) per record (default {NSNC_CLI_DIRECTIONS}: the "
+                            "practical mode, accounted with min(worst case, high probability)); 'theory': the "
+                            "theory's privacy floor, often beyond the evaluation budget (the refusal names the "
+                            "largest M that fits)")
+    group.add_argument("--variant", default=None,
+                       help=f"{' | '.join(NSNC_VARIANTS)} (default corrected): the theory's parameters as corrected "
+                            "or as printed")
+    group.add_argument("--clip-hardening", action="store_true", default=None,
+                       help="single pass: clip each record's estimate to its high-probability bound (delta_fail = 0; "
+                            "not in the paper)")
+    group.add_argument("--sensitivity-mode", default=None,
+                       help=f"{' | '.join(SENSITIVITY_MODE_NAMES)} (default auto: min(worst case, high probability), "
+                            "delta_fail paid where the high-probability bound is used)")
+    group.add_argument("--target-stationarity", type=float, default=None, metavar="B",
+                       help=f"multi pass: the target beta of Theorem 4.1 (default "
+                            f"{NSNC_DEFAULTS['target_stationarity']:g}; T grows like beta^-3)")
     add("--output", default=None, metavar="DIR",
-        help="write releases.csv, trajectory.csv (zo_o2nc: epochs.csv, output.csv, diagnostics.json), ledger.json "
-             "and manifest.json")
+        help="write releases.csv, trajectory.csv (zo_o2nc: epochs.csv, output.csv, diagnostics.json; nsnc_improved: "
+             "blocks.csv, output.csv, diagnostics.json), ledger.json and manifest.json")
     add("--overwrite", action="store_true",
         help="with --output: write into a non-empty directory, overwriting its files (refused otherwise)")
     add("--memory-limit", default=None, metavar="SIZE",
@@ -288,10 +419,14 @@ def parse_size(text: str) -> int:
 
 def _settings_from_args(args) -> dict:
     """Validated keyword arguments of ``run_algorithm`` from parsed arguments; ValueError names the option."""
-    _require(args.algorithm in ALGORITHMS, f"ALGORITHM must be one of {', '.join([*ALGORITHMS, *O2NC_ALGORITHMS])}, "
+    _require(args.algorithm in ALGORITHMS, f"ALGORITHM must be one of "
+                                           f"{', '.join([*ALGORITHMS, *O2NC_ALGORITHMS, NSNC_ALGORITHM])}, "
                                            f"got {args.algorithm!r}")
     for dest, option in O2NC_OPTIONS.items():
-        _require(getattr(args, dest, None) is None, f"{option} applies to zo_o2nc and zo_o2nc-naive only")
+        owners = ("zo_o2nc, zo_o2nc-naive and nsnc_improved" if dest in _SHARED_WITH_NSNC else
+                  "zo_o2nc and zo_o2nc-naive")
+        _require(getattr(args, dest, None) is None, f"{option} applies to {owners} only")
+    _refuse_nsnc_options(args)
     for key in ("d", "n", "steps", "step_size", "batching", "backend", "replicates"):
         if getattr(args, key, None) is None:
             setattr(args, key, DEFAULTS[key])
@@ -379,6 +514,7 @@ def _o2nc_settings_from_args(args) -> dict:
     """Validated keyword arguments of ``run_zo_o2nc`` from parsed arguments (zo_o2nc, zo_o2nc-naive); ValueError
     names the option."""
     naive = O2NC_ALGORITHMS[args.algorithm] == "zo_o2nc_naive"
+    _refuse_nsnc_options(args)
     for dest, (option, why) in DPZERO_OPTIONS.items():
         _require(getattr(args, dest, None) is None, f"{option} does not apply to {args.algorithm}: {why}")
     _require(args.batch_size is None or naive,
@@ -434,6 +570,96 @@ def _o2nc_settings_from_args(args) -> dict:
             "memory_limit": None if getattr(args, "memory_limit", None) is None else parse_size(args.memory_limit)}
 
 
+#: zo_o2nc options that nsnc_improved takes too.
+_SHARED_WITH_NSNC = ("samples", "population", "smoothing_radius", "goldstein_samples")
+
+
+def _refuse_nsnc_options(args) -> None:
+    """The options of nsnc_improved, refused for the other algorithms."""
+    for dest, option in NSNC_OPTIONS.items():
+        _require(getattr(args, dest, None) is None, f"{option} applies to nsnc_improved only")
+
+
+def _nsnc_settings_from_args(args) -> dict:
+    """Validated keyword arguments of ``reference.runner_nsnc_improved.prepare_nsnc_improved`` from parsed arguments;
+    ValueError names the option. The options of the other algorithms are refused with the reason."""
+    for dest, (option, why) in NSNC_REFUSED.items():
+        _require(getattr(args, dest, None) is None, f"{option} does not apply to nsnc_improved: {why}")
+    _require(args.oracle is not None, f"nsnc_improved needs --oracle, one of {', '.join(NSNC_ORACLES)}")
+    _require(args.oracle in NSNC_ORACLES, f"--oracle must be one of {', '.join(NSNC_ORACLES)}, got {args.oracle!r}")
+    multi = args.oracle.startswith("multi")
+    _require(args.format in FORMATS, f"--format must be one of {', '.join(FORMATS)}, got {args.format!r}")
+    backend = args.backend
+    _require(backend is None or backend in BACKENDS, f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    problem = args.problem or NSNC_DEFAULTS["problem"]
+    _require(problem in NSNC_PROBLEMS,
+             f"--problem must be one of {', '.join(NSNC_PROBLEMS)} for nsnc_improved, got {problem!r}")
+    d = NSNC_DEFAULTS["d"] if args.d is None else args.d
+    samples = args.samples if args.samples is not None else NSNC_DEFAULTS["multi_pass_samples" if multi else "samples"]
+    population = NSNC_DEFAULTS["population"] if args.population is None else args.population
+    for option, value in (("--d", d), ("--samples", samples), ("--population", population)):
+        _require(value >= 1, f"{option} must be >= 1, got {value}")
+    _require(args.held_out_n is None or args.held_out_n >= 1, f"--held-out-n must be >= 1, got {args.held_out_n}")
+    goldstein = NSNC_DEFAULTS["goldstein_samples"] if args.goldstein_samples is None else args.goldstein_samples
+    _require(1 <= goldstein <= GOLDSTEIN_SAMPLES_MAX,
+             f"--goldstein-samples must lie in [1, {GOLDSTEIN_SAMPLES_MAX}] (each Wolfe iteration of the min-norm "
+             f"point costs S·d), got {goldstein}")
+    epsilon = NSNC_DEFAULTS["epsilon"] if args.epsilon is None else args.epsilon
+    _finite_positive("--epsilon", epsilon)
+    delta = NSNC_DEFAULTS["delta"] if args.delta is None else args.delta
+    _require(0 < delta < 1, f"--delta must lie in (0, 1), got {delta}")
+    low, high = SMOOTHING_RADIUS_RANGE
+    radius = NSNC_DEFAULTS["smoothing_radius"] if args.smoothing_radius is None else args.smoothing_radius
+    _require(math.isfinite(radius) and low <= radius <= high,
+             f"--smoothing-radius must lie in [{low:g}, {high:g}] (float64 finite differences need alpha well above "
+             f"the rounding of the iterates), got {radius}")
+    directions = NSNC_CLI_DIRECTIONS if args.directions is None else args.directions
+    _require(directions == "theory" or directions >= 1, f"--directions must be >= 1 or 'theory', got {directions}")
+    variant = NSNC_DEFAULTS["variant"] if args.variant is None else args.variant
+    _require(variant in NSNC_VARIANTS, f"--variant must be one of {', '.join(NSNC_VARIANTS)}, got {variant!r}")
+    mode = "auto" if args.sensitivity_mode is None else args.sensitivity_mode
+    _require(mode in SENSITIVITY_MODE_NAMES,
+             f"--sensitivity-mode must be one of {', '.join(SENSITIVITY_MODE_NAMES)}, got {mode!r}")
+    clip_hardening = bool(args.clip_hardening)
+    if multi:
+        _require(args.accountant is None,
+                 "--accountant applies to the single-pass oracles only (multi pass: sigma_1, sigma_2 by the exact "
+                 "accountant)")
+        _require(not clip_hardening, "--clip-hardening applies to the single-pass oracles only")
+        target = NSNC_DEFAULTS["target_stationarity"] if args.target_stationarity is None else args.target_stationarity
+        _finite_positive("--target-stationarity", target)
+        accountant = "exact"
+    else:
+        _require(args.target_stationarity is None,
+                 "--target-stationarity applies to the multi-pass oracles only (Theorem 4.1; the single-pass settings "
+                 "follow from --samples)")
+        target = None
+        accountant = NSNC_DEFAULTS["accountant"] if args.accountant is None else args.accountant
+        _require(accountant in NSNC_ACCOUNTANTS,
+                 f"--accountant must be one of {', '.join(NSNC_ACCOUNTANTS)} for nsnc_improved, got {accountant!r}")
+    _require(not (clip_hardening and mode == "worst-case"),
+             "--clip-hardening and --sensitivity-mode worst-case exclude each other (the worst-case sensitivities "
+             "hold without clipping)")
+    for option, seed in (("--seed", args.seed), ("--data-seed", args.data_seed)):
+        _require(0 <= seed < SEED_BOUND, f"{option} must lie in [0, 2**128), got {seed}")
+    _require(args.noise_seed is None or 0 <= args.noise_seed < SEED_BOUND,
+             "--noise-seed must lie in [0, 2**128) (the value is secret and not repeated here)")
+    _require(args.noise_seed is None or args.noise_seed != args.data_seed,
+             "--noise-seed must differ from --data-seed (the data seed is published: noise drawn from it could be "
+             "regenerated; omit --noise-seed to draw fresh secret entropy)")
+    _require(args.noise_seed is None or args.noise_seed != args.seed,
+             "--noise-seed must differ from --seed (the public seed is published: noise drawn from it could be "
+             "regenerated; omit --noise-seed to draw fresh secret entropy)")
+    return {"oracle": args.oracle, "problem": problem, "d": d, "samples": samples, "population": population,
+            "held_out_n": args.held_out_n, "data_seed": args.data_seed, "epsilon": epsilon, "delta": delta,
+            "smoothing_radius": radius, "directions": None if directions == "theory" else directions,
+            "variant": variant, "accountant": accountant,
+            "clip_hardening": clip_hardening, "sensitivity_mode": SENSITIVITY_MODE_NAMES[mode],
+            "target_stationarity": target, "seed": args.seed, "noise_seed": args.noise_seed, "backend": backend,
+            "goldstein_samples": goldstein,
+            "memory_limit": None if getattr(args, "memory_limit", None) is None else parse_size(args.memory_limit)}
+
+
 def _o2nc_sizes(settings: dict) -> dict:
     """The arguments of ``reference.runner.check_o2nc_memory`` from validated settings."""
     rho = None if math.isinf(settings["rho"]) else settings["rho"]
@@ -465,7 +691,8 @@ def write_publication(files: dict[str, str], directory) -> Path:
 
 def _option_message(exc: ValueError) -> str:
     """The message of a refusal, with command-line options in place of run_algorithm's parameters."""
-    return exc.describe(cli=True) if isinstance(exc, (MemoryLimitError, RunDiverged, RecordsNeeded)) else str(exc)
+    described = (MemoryLimitError, RunDiverged, RecordsNeeded, SamplesNeeded, BudgetExceeded, SettingRefused)
+    return exc.describe(cli=True) if isinstance(exc, described) else str(exc)
 
 
 def run(args, command=None) -> int:
@@ -474,6 +701,8 @@ def run(args, command=None) -> int:
     masked there)."""
     if args.algorithm in O2NC_ALGORITHMS:
         return _run_o2nc(args, command)
+    if args.algorithm == NSNC_ALGORITHM:
+        return _run_nsnc(args, command)
     try:
         settings = _settings_from_args(args)
         # the memory the run and its files need, before the output directory is touched or anything allocated
@@ -494,17 +723,17 @@ def run(args, command=None) -> int:
     return _report(outcome, args, command)
 
 
-def _report(outcome, args, command) -> int:
+def _report(outcome, args, command, *, summarise=summary, publish=publication, render=render_table) -> int:
     """Print the run's summary and write what it publishes (``--output``); exit status 0."""
     include = args.include_nonprivate
-    record = summary(outcome, include_nonprivate=include)
+    record = summarise(outcome, include_nonprivate=include)
     if args.output:
-        files = publication(outcome, command=command or f"dpref run {args.algorithm}", include_nonprivate=include)
+        files = publish(outcome, command=command or f"dpref run {args.algorithm}", include_nonprivate=include)
         record["output"] = str(write_publication(files, args.output))
     if args.format == "json":
         print(json.dumps(record, indent=2))
     else:
-        print(render_table(record))
+        print(render(record))
     return 0
 
 
@@ -530,3 +759,36 @@ def _run_o2nc(args, command=None) -> int:
         return 2
     del settings  # holds the secret seed, if one was given: it goes no further
     return _report(outcome, args, command)
+
+
+def _run_nsnc(args, command=None) -> int:
+    """``dpref run nsnc_improved``: as ``run``, over ``reference.runner_nsnc_improved``. Every check, the theory's
+    settings, the evaluation and step budgets and the memory come before the output directory is touched."""
+    prepared = None
+    try:
+        settings = _nsnc_settings_from_args(args)
+        prepared = prepare_nsnc_improved(**settings, publish=bool(args.output))
+        del settings  # holds the secret seed, if one was given: it goes no further
+        if args.output:
+            prepare_output_dir(args.output, overwrite=getattr(args, "overwrite", False), option="--output")
+        outcome = execute_nsnc_improved(prepared, progress=not getattr(args, "quiet", False))
+    except (ValueError, TypeError) as exc:
+        print(f"dpref run: error: {_option_message(exc)}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        if prepared is None:  # while the population was drawn
+            print("dpref run: error: out of memory while drawing the population; reduce --population or --d",
+                  file=sys.stderr)
+            return 2
+        run = prepared.run
+        s = prepared.settings
+        estimate = sum(part.bytes for part in nsnc_memory_parts(
+            s["oracle"], d=s["d"], samples=s["samples"], population=s["population"], held_out_n=s["held_out_n"],
+            goldstein_samples=s["goldstein_samples"], publish=bool(args.output), steps=run["T"],
+            step_points=run["step_points"]))
+        print(f"dpref run: error: out of memory, although the run was estimated to need at most about "
+              f"{format_bytes(estimate)} (an estimate, not a bound); reduce --samples, --d or --directions",
+              file=sys.stderr)
+        return 2
+    del prepared
+    return _report(outcome, args, command, summarise=nsnc_summary, publish=nsnc_publication, render=render_nsnc)

@@ -70,6 +70,13 @@ CATALOGUE: tuple[Entry, ...] = (
           "publication), d=1, M=32 (T=5, K=3, B1=6), canary in leaf 1 of epoch 1 (3 nodes), σ=4.22073, releases' "
           "μ=0.06839, a fresh public seed per trial; ledger ρ=0.268051 (its ε=1.092); score: the training split's "
           "best feature"),
+    Entry("nsnc_improved-single-pass", "scenario", "gdp", 2.9999999999999996, 0.7191174352217927, 2.9999999999999996,
+          "nsnc_improved Alg 2+Alg 3, T=32 (2 periods of Σ=16), d=2, B1=1, B2=2, m=1, L=1, canary in the reset leaf of "
+          "period 2, σ=12.4378, pair μ=0.719117; plan worst-case, μ=0.719117, δ_fail=0"),
+    Entry("nsnc_improved-high-probability", "scenario", "epsilon_delta", 2.0, None, 0.8950766620588853,
+          "nsnc_improved Alg 2+Alg 3, T=32 (2 periods of Σ=16), d=3, B1=1, B2=4, m=(400, 1), L=1, canary in the reset "
+          "leaf of period 2, σ=18.7329, fresh directions per trial, ‖a‖≈1.002; plan high-probability, μ=0.493946, "
+          "δ_fail=2.5e-06"),
     Entry("noise_halved", "planted bug", "epsilon_delta", 1.0, None, 2.1546766576676992,
           "clipped mean, n=100, C=1, σ=0.0373063, μ=0.536102"),
     Entry("sensitivity_c_over_n", "planted bug", "epsilon_delta", 1.0, None, 2.1546766576676992,
@@ -118,4 +125,7 @@ CATALOGUE: tuple[Entry, ...] = (
           "zo_o2nc publication ((ii) the NOT PRIVATE training diagnostics published (include_nonprivate=True)), "
           "d=1, M=32 (T=5, K=3, B1=6), canary in leaf 1 of epoch 1 (3 nodes), σ=4.22073, releases' μ=0.06839, a "
           "fresh public seed per trial; ledger ρ=0.268051 (its ε=1.092); score: the training split's best feature"),
+    Entry("nsnc_improved-fo-reset-halved", "planted bug", "gdp", 2.0, 0.5015516891696565, 4.392910874934877,
+          "nsnc_improved Alg 2+Alg 5, T=32 (2 periods of Σ=16), d=2, B1=1, B2=4, m=1, L=1, canary in the reset leaf of "
+          "period 2, σ=4.4583, pair μ=1.0031; [planted: σ for Lemma C.1's printed L/B1, claimed μ=0.501552]"),
 )

@@ -10,7 +10,8 @@ target ε): only the Clopper–Pearson ε_lb may refute them, and the budgets ar
 confidence 1 − 1e-6 (bugs 1 and 2: 500 000 trials per dataset, expected best-threshold ε_lb ≈ 1.32 at that
 confidence, 1.50 at 0.95, against the claim 1; the true μ-GDP of the pair, ``Scenario.mu``, only feeds the
 yardsticks). Bug 5 states the claim of its twin's plan, ``gdp_exact``: μ-GDP (``dpzero_scenarios.plan_claim``),
-so the GDP μ bound may refute it too; so do bugs 13–16 (μ-GDP at the zo_o2nc ledger's exact ρ).
+so the GDP μ bound may refute it too; so do bugs 13–16 (μ-GDP at the zo_o2nc ledger's exact ρ) and 17 (μ-GDP at the
+nsnc_improved plan's μ).
 
 Sources:
 - Dong, Roth, Su 2022 (JRSS-B) Thm 2.7 / Cor. 2.13: the Gaussian mechanism with sensitivity Δ and noise σ is
@@ -48,6 +49,10 @@ The bugs:
    (``empirical_dp.zo_o2nc_published``): the whole publication of a zo_o2nc run with its secret seed computed from
    the public seed (seed + 1), resp. with the NOT PRIVATE training diagnostics published; claimed μ-GDP at the
    ledger's ρ (ε = 1), caught at 100 publications per data set. Twins: the default pipeline.
+17. ``nsnc_improved-fo-reset-halved`` (``empirical_dp.nsnc_improved``): nsnc_improved Alg 2 with the
+   first-order single-pass oracle (Alg 5), the tree noise calibrated with Lemma C.1's printed reset sensitivity L/B1
+   instead of the replace-one 2L/B1 (σ/2), claimed μ-GDP at the calibration target μ*(2, 1e-5) = 0.5016; true μ =
+   1.003. Twin: the correctly calibrated run against the same claim.
 
 Randomness: each scenario's ``sample(rng, trials, which)`` draws from the generator it is given, in the order
 stated in its docstring.
@@ -68,6 +73,7 @@ from reference.validation import check_int, check_probability, check_real
 from .attacks import likelihood_ratio_score
 from .audit import AuditResult, audit
 from .dpzero_scenarios import dpzero_run_scenario, dpzero_run_setup, linear_loss, plan_claim
+from .nsnc_improved import fo_reset_sensitivity_halved_scenario
 from .published import PUBLISHED_BUILTINS, published_scenario
 from .scenarios import Scenario, poisson_gaussian_scenario
 from .zo_o2nc import nodes_renoised_scenario, noise_halved_sensitivity_scenario
@@ -629,3 +635,22 @@ PLANTED.update({name: (lambda name=name: _zo_o2nc_published_planted(name), _publ
 TWINS.update({name: (lambda name=name: _zo_o2nc_published_twin(name), _published_attack, ZO_O2NC_PUBLISHED_BUDGET)
               for name in ZO_O2NC_PUBLISHED_PLANTED})
 __all__ += ["ZO_O2NC_PUBLISHED_BUDGET", "ZO_O2NC_PUBLISHED_PLANTED"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bug 17: nsnc_improved's first-order reset sensitivity (``empirical_dp.nsnc_improved``; docs/audits.md, nsnc_improved)
+#
+# Algorithm 2 with Algorithm 5 (T = 32, two periods of Σ = 16, d = 2, B1 = 1, B2 = 4, m = 1) on the linear canary
+# pair in the reset leaf of period 2, σ calibrated with Lemma C.1's printed L/B1: σ/2, claimed μ-GDP at μ*(2, 1e-5) =
+# 0.5016 (the GDP bound may decide), true μ = 1.0031. Budget from the measured μ_lb at the quick confidence 1 − 1e-6
+# (seeds 0–4): at 5 000 trials 0.79–0.84, at 10 000 0.84–0.90, each far above the claim; at 2 000 the tails hold too
+# few counted errors and the bound often says nothing. 10 000 trials take ~1 s.
+
+#: Trials per data set of ``nsnc_improved-fo-reset-halved`` (true μ = 2μ*).
+NSNC_IMPROVED_FO_RESET_BUDGET = 10_000
+
+PLANTED["nsnc_improved-fo-reset-halved"] = (fo_reset_sensitivity_halved_scenario, _likelihood_ratio_attack,
+                                                        NSNC_IMPROVED_FO_RESET_BUDGET)
+TWINS["nsnc_improved-fo-reset-halved"] = (lambda: fo_reset_sensitivity_halved_scenario(buggy=False),
+                                                      _likelihood_ratio_attack, NSNC_IMPROVED_FO_RESET_BUDGET)
+__all__ += ["NSNC_IMPROVED_FO_RESET_BUDGET"]

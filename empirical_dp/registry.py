@@ -2,13 +2,14 @@
 
 ``empirical_dp.scenarios`` defines ``Scenario`` and the closed-form scenarios; ``empirical_dp.dpzero_scenarios``
 (the DPZero algorithm itself), ``empirical_dp.published`` (everything a DPZero run publishes), ``empirical_dp.zo_o2nc``
-(zo_o2nc Alg 3 + 4: one epoch and the whole run) and ``empirical_dp.zo_o2nc_published`` (everything a zo_o2nc run
-publishes) build on it. This module sits above them and registers their built-ins, so none of them imports another
-to find its entries (no import cycle, lazy or not). ``dpref audit``, ``empirical_dp.executors`` (built-ins travel to
-workers by name) and the tests look built-ins up here.
+(zo_o2nc Alg 3 + 4: one epoch and the whole run), ``empirical_dp.zo_o2nc_published`` (everything a zo_o2nc run
+publishes) and ``empirical_dp.nsnc_improved`` (nsnc_improved Alg 2 with the single-pass oracle: worst case and
+high probability) build on it. This module sits above them and registers their built-ins, so none of them imports
+another to find its entries (no import cycle, lazy or not). ``dpref audit``, ``empirical_dp.executors`` (built-ins
+travel to workers by name) and the tests look built-ins up here.
 
-The closed-form built-ins are built at import; the DPZero, published and zo_o2nc ones are ``Deferred``: built on
-first access, because ``dpzero-full-run-poisson`` calibrates its noise in mpmath (~4 s).
+The closed-form built-ins are built at import; the DPZero, published, zo_o2nc and nsnc_improved ones are
+``Deferred``: built on first access, because ``dpzero-full-run-poisson`` calibrates its noise in mpmath (~4 s).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .dpzero_scenarios import DPZERO_BUILTINS
+from .nsnc_improved import NSNC_IMPROVED_BUILTINS
 from .published import PUBLISHED_BUILTINS
 from .scenarios import (
     GAUSSIAN_BUILTIN_MU,
@@ -37,6 +39,7 @@ __all__ = [
     "PUBLISHED_BUILTIN_NAMES",
     "ZO_O2NC_BUILTIN_NAMES",
     "ZO_O2NC_PUBLISHED_BUILTIN_NAMES",
+    "NSNC_IMPROVED_BUILTIN_NAMES",
     "SCENARIOS",
 ]
 
@@ -84,6 +87,10 @@ ZO_O2NC_BUILTIN_NAMES = ("zo_o2nc-epoch", "zo_o2nc-full-run")
 #: (each build makes four short runs of the pipeline to check the noise model; training comes with the first trial).
 ZO_O2NC_PUBLISHED_BUILTIN_NAMES = ("zo_o2nc-published",)
 
+#: Built-ins that run nsnc_improved Alg 2 with the single-pass oracle (``empirical_dp.nsnc_improved``), built on first
+#: use (each build makes four short reference runs; the high-probability one also a Monte Carlo of its exact ε).
+NSNC_IMPROVED_BUILTIN_NAMES = ("nsnc_improved-single-pass", "nsnc_improved-high-probability")
+
 
 def _dpzero_builtin(name: str) -> Scenario:
     return DPZERO_BUILTINS[name]()
@@ -101,6 +108,10 @@ def _zo_o2nc_published_builtin(name: str) -> Scenario:
     return ZO_O2NC_PUBLISHED_BUILTINS[name]().scenario
 
 
+def _nsnc_improved_builtin(name: str) -> Scenario:
+    return NSNC_IMPROVED_BUILTINS[name]()
+
+
 def _builtins() -> dict[str, Scenario]:
     registry = ScenarioRegistry({
         "gaussian": gaussian_scenario(1.0, 1.0 / GAUSSIAN_BUILTIN_MU, 1, 1e-5, name="gaussian"),
@@ -113,6 +124,8 @@ def _builtins() -> dict[str, Scenario]:
     registry.update({name: Deferred(functools.partial(_zo_o2nc_builtin, name)) for name in ZO_O2NC_BUILTIN_NAMES})
     registry.update({name: Deferred(functools.partial(_zo_o2nc_published_builtin, name))
                      for name in ZO_O2NC_PUBLISHED_BUILTIN_NAMES})
+    registry.update({name: Deferred(functools.partial(_nsnc_improved_builtin, name))
+                     for name in NSNC_IMPROVED_BUILTIN_NAMES})
     return registry
 
 

@@ -13,6 +13,11 @@ Three rules make a verdict honest (docs/writing-claims.md):
 * a pass whose measured relative MDE exceeds the claim's promise (``Claim.mde_target``) is an ``error``:
   the check could not see what it promises to see.
 
+``run_claims(..., workers=N)`` spreads the checks over N processes. Every check's seed comes from its claim id,
+so the rows are the same as a serial run's, in the same order; Holm's correction is applied to the whole run
+after the last check. Only registered claims on named subjects (``reference``, ``fast``, library adapters) can
+be sent to a worker, which rebuilds them by name; any other selection runs serially.
+
 ``soak`` reruns the statistical claims with fresh seeds (replicates 1..N), at the claims' level or any
 other, and reports each claim's false-alarm rate with its Clopper–Pearson interval and a one-sided
 uniformity test of its p-values; the p-values of all runs are pooled into one more uniformity test.
@@ -20,9 +25,12 @@ uniformity test of its p-values; the p-values of all runs are pooled into one mo
 
 from __future__ import annotations
 
+import functools
+import multiprocessing
 import time
 import traceback
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 
 import pandas as pd
@@ -213,6 +221,52 @@ def _pairs(claims: Sequence[Claim], subjects: Sequence[Subject]):
     return [(c, s) for c in claims for s in subjects if c.applies_to(s)]
 
 
+@functools.lru_cache(maxsize=1)
+def _registered_claims() -> dict:
+    from .registry import load_claims  # here: the registry imports every claim module
+
+    return {claim.id: claim for claim in load_claims()}
+
+
+@functools.lru_cache(maxsize=None)
+def _named_subject(name: str) -> Subject:
+    return resolve_subject(name)
+
+
+def _run_named(claim_id: str, subject_name: str, budget: Budget, replicate: int) -> dict:
+    """A worker's job: the registered claim ``claim_id`` on the subject named ``subject_name``."""
+    return run_claim(_registered_claims()[claim_id], _named_subject(subject_name), budget, replicate)
+
+
+def _sendable(pairs) -> bool:
+    """Whether every pair can be rebuilt by name in a worker: a registered claim and a subject that
+    ``resolve_subject`` rebuilds from its name (not a mutant, not an object given in code)."""
+    registered = _registered_claims()
+    for claim, subject in pairs:
+        if registered.get(claim.id) is not claim:
+            return False
+        try:
+            if type(_named_subject(subject.name)) is not type(subject) or \
+                    _named_subject(subject.name).protocols != subject.protocols:
+                return False
+        except Exception:  # not a name resolve_subject knows
+            return False
+    return True
+
+
+def _check_workers(workers) -> int:
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
+    return workers
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    methods = multiprocessing.get_all_start_methods()
+    # fork: a worker starts with the claim modules already imported (seconds saved per worker)
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=context)
+
+
 def run_claims(
     claims: Sequence[Claim],
     subjects: Sequence[Subject],
@@ -220,20 +274,31 @@ def run_claims(
     *,
     replicate: int = 0,
     progress: bool = True,
+    workers: int = 1,
 ) -> pd.DataFrame:
     """Run every applicable (claim, subject) pair; Holm-correct the statistical verdicts of the run.
 
     claims: a sequence of ``Claim``; subjects: ``Subject`` objects or names (``resolve_subject``); budget:
-    ``"quick"``, ``"full"`` or a ``Budget``; progress: a progress bar on stderr (``reference.progress``).
+    ``"quick"``, ``"full"`` or a ``Budget``; progress: a progress bar on stderr (``reference.progress``);
+    workers: processes to spread the checks over (module doc; the rows do not depend on it).
     """
     budget = _as_budget(budget)
+    workers = _check_workers(workers)
     pairs = _pairs(claims, subjects)
     rows = []
     bar = progress_bar(len(pairs), "claims", "check", enabled=progress)
     try:
-        for claim, subject in pairs:
-            rows.append(run_claim(claim, subject, budget, replicate))
-            bar.update()
+        if workers > 1 and len(pairs) > 1 and _sendable(pairs):
+            with _pool(min(workers, len(pairs))) as pool:
+                futures = [pool.submit(_run_named, claim.id, subject.name, budget, replicate)
+                           for claim, subject in pairs]
+                for future in futures:  # in submission order: the rows keep the serial order
+                    rows.append(future.result())
+                    bar.update()
+        else:
+            for claim, subject in pairs:
+                rows.append(run_claim(claim, subject, budget, replicate))
+                bar.update()
     finally:
         bar.close()
     _apply_holm(rows)

@@ -34,13 +34,18 @@ REFERENCE_MODULES = declared_modules("reference")
 FAST_MODULES = declared_modules("fast")
 
 
-def _collect(modules: Iterable[str]) -> dict[str, Callable]:
+def _collect(modules: Iterable[str], *, defined_under: str | None = None) -> dict[str, Callable]:
+    """The protocol-named attributes of ``modules``; with ``defined_under`` only those defined in a module of that
+    package (a fast module that imports a reference function does not make it a twin: the fast subject borrows it)."""
     found: dict[str, Callable] = {}
     for module_name in modules:
         module = importlib.import_module(module_name)
         for name in PROTOCOLS:
             if hasattr(module, name):
-                found[name] = getattr(module, name)
+                obj = getattr(module, name)
+                origin = getattr(obj, "__module__", None) or ""
+                if defined_under is None or origin == defined_under or origin.startswith(defined_under + "."):
+                    found[name] = obj
     return found
 
 
@@ -60,7 +65,8 @@ def fast_subject() -> Subject:
     from .adapters.dpref import fast_implementations, reference_implementations
 
     reference = {**_collect(REFERENCE_MODULES), **reference_implementations(), **audit_implementations()}
-    fast = {**_collect(FAST_MODULES), **fast_implementations(), **closed_forms.fast_implementations()}
+    fast = {**_collect(FAST_MODULES, defined_under="reference.fast"), **fast_implementations(),
+            **closed_forms.fast_implementations()}
     borrowed = [name for name in reference if name not in fast]
     return Subject("fast", {**reference, **fast}, borrowed=borrowed)
 

@@ -1,7 +1,8 @@
-"""zo_o2nc Alg 1 (GRAD), Alg 2 (DIFF), Alg 6 and Lemma 2.2(iv); dpzero eq. (2), Alg 1/2 finite differences.
+"""zo_o2nc Alg 1 (GRAD), Alg 2 (DIFF), Alg 6 and Lemma 2.2(iv); dpzero eq. (2), Alg 1/2 finite differences;
+nsnc_improved Algorithm 5 (first-order estimator).
 
-Zeroth-order gradient estimators, written as the pseudocode has them: plain loops over the samples
-z_i of a batch and the directions u_ij of each sample.
+Gradient estimators, written as the pseudocode has them: plain loops over the samples z_i of a batch and
+the directions u_ij (or perturbations y_ij) of each sample.
 
 * ``finite_difference``: the central difference (f(x+hu; z) − f(x−hu; z)) / (2h) (dpzero Alg 2 line 4, eq. (2);
   the scalar of zo_o2nc Alg 1 line 2).
@@ -12,21 +13,26 @@ z_i of a batch and the directions u_ij of each sample.
   dpzero eq. (2).
 * ``one_point_estimate``: the one-point form of zo_o2nc Lemma 2.2(iv).
 * ``diff_estimate``: zo_o2nc Alg 2 (DIFF), the same u_ij at x and at y.
+* ``first_order_estimate``: nsnc_improved Algorithm 5, (1/b) Σ_i (1/m) Σ_j ∇f(x + y_ij; z_i) with
+  perturbations y_ij ~ Unif(𝔹_α) (unbiased for ∇f_α; the sphere version of the paper's eq. (17) is not:
+  erratum nsnc_improved.E8).
 
 Conventions shared by every function here:
 
 * ``loss(x, z)`` is the per-sample loss f(x; z), called with one point x of shape (d,) and one data
-  row z of shape (p,); it returns a real scalar.
-* Directions are used exactly as given (no normalisation, no norm check): the sensitivity claims use
-  degenerate realisations such as u_ij ≡ e. Their law enters only through ``direction_scale``.
-* Points x ± h·u are built out of place and the data rows reach the loss as read-only views, so the
-  inputs are never mutated (not even by a loss that writes into its arguments).
+  row z of shape (p,); it returns a real scalar. ``gradient(x, z)`` (first-order estimator) is called the
+  same way and returns ∇f(x; z), shape (d,).
+* Directions and perturbations are used exactly as given (no normalisation, no norm check): the
+  sensitivity claims use degenerate realisations such as u_ij ≡ e. The law of the directions enters only
+  through ``direction_scale``; perturbations are already scaled (drawn from the ball of radius α).
+* Points x ± h·u and x + y are built out of place and the data rows reach the loss (the gradient) as
+  read-only views, so the inputs are never mutated (not even by a function that writes into its arguments).
 * Arithmetic follows the inputs: if any operand is mpmath (an object array of ``mpf`` or an ``mpf``
   scalar), every operand is converted exactly with ``precision.to_mp`` and the computation runs at the
   current mpmath working precision (set it with ``precision.working_precision``); the result is an
   object array. Otherwise everything is float64.
-* A loss value that is NaN or ±inf raises ``ValueError`` naming the sample and direction; nothing
-  returns NaN.
+* A loss value (a gradient entry) that is NaN or ±inf raises ``ValueError`` naming the sample and the
+  direction (perturbation); nothing returns NaN.
 
 The vectorized float64 twins live in ``reference.fast.estimators``.
 """
@@ -50,6 +56,7 @@ __all__ = [
     "two_point_estimate",
     "one_point_estimate",
     "diff_estimate",
+    "first_order_estimate",
 ]
 
 #: What ``per_sample_finite_differences`` does with a non-finite loss value.
@@ -83,6 +90,11 @@ def _check_loss(loss) -> None:
         raise TypeError(f"loss must be callable as loss(x, z), got {type(loss).__name__}")
 
 
+def _check_gradient(gradient) -> None:
+    if not callable(gradient):
+        raise TypeError(f"gradient must be callable as gradient(x, z), got {type(gradient).__name__}")
+
+
 def _check_point(name: str, value, d: int | None = None) -> np.ndarray:
     """A finite 1-D point with d ≥ 1 coordinates (or exactly ``d`` if given)."""
     arr = check_array(name, value, ndim=1)
@@ -101,15 +113,16 @@ def _check_batch(batch) -> np.ndarray:
     return arr
 
 
-def _check_directions(directions, b: int, d: int) -> np.ndarray:
-    """Finite directions u_ij of shape (b, m, d), m ≥ 1; the norms are deliberately not checked."""
-    arr = check_array("directions", directions, ndim=3)
+def _check_directions(directions, b: int, d: int, name: str = "directions") -> np.ndarray:
+    """Finite directions u_ij (or perturbations y_ij: ``name``) of shape (b, m, d), m ≥ 1; the norms are
+    deliberately not checked."""
+    arr = check_array(name, directions, ndim=3)
     if arr.shape[0] != b or arr.shape[2] != d:
         raise ValueError(
-            f"directions must have shape (b, m, d) = ({b}, m, {d}) to match batch and x, got {arr.shape}"
+            f"{name} must have shape (b, m, d) = ({b}, m, {d}) to match batch and x, got {arr.shape}"
         )
     if arr.shape[1] == 0:
-        raise ValueError(f"directions must have at least one direction per sample (m >= 1), got shape {arr.shape}")
+        raise ValueError(f"{name} must have at least one entry per sample (m >= 1), got shape {arr.shape}")
     return arr
 
 
@@ -157,6 +170,30 @@ def _evaluate_loss(loss, point: np.ndarray, z: np.ndarray, use_mp: bool, where: 
     if not finite and not allow_nonfinite:
         raise ValueError(f"loss returned a non-finite value ({value}) at {where}")
     return value
+
+
+def _evaluate_gradient(gradient, point: np.ndarray, z: np.ndarray, d: int, use_mp: bool, where: str) -> np.ndarray:
+    """∇f(point; z) as a new (d,) array (mpf or float64), refusing other shapes, non-reals and non-finite entries."""
+    value = gradient(point, z)
+    value = np.asarray(value, dtype=object) if isinstance(value, (list, tuple)) else np.asarray(value)
+    if value.shape != (d,):
+        raise ValueError(f"gradient must return shape ({d},), got {value.shape} at {where}")
+    if value.dtype.kind in "fiu":
+        out = to_mp(value.astype(np.float64)) if use_mp else value.astype(np.float64)  # a copy either way
+    else:
+        entries = value.tolist()
+        if any(isinstance(v, bool) or not isinstance(v, (numbers.Real, mpmath.mpf)) for v in entries):
+            kinds = sorted({type(v).__name__ for v in entries})
+            raise TypeError(f"gradient must return real numbers, got {', '.join(kinds)} at {where}")
+        if use_mp:
+            out = np.empty(d, dtype=object)
+            out[:] = [mpmath.mpf(v) for v in entries]
+        else:
+            out = np.array([float(v) for v in entries], dtype=np.float64)
+    finite = all(mpmath.isfinite(v) for v in out) if use_mp else bool(np.all(np.isfinite(out)))
+    if not finite:
+        raise ValueError(f"gradient returned a non-finite value ({value.tolist()}) at {where}")
+    return out
 
 
 def _central_difference(loss, x, z, u, h, use_mp: bool, where: str, allow_nonfinite: bool = False):
@@ -359,5 +396,47 @@ def diff_estimate(loss, x, y, batch, directions, smoothing_radius) -> np.ndarray
             f_x = _evaluate_loss(loss, x + step, batch[i], use_mp, f"{where}, point x + smoothing_radius·u")
             f_y = _evaluate_loss(loss, y + step, batch[i], use_mp, f"{where}, point y + smoothing_radius·u")
             sample_sum = sample_sum + (scale * (f_x - f_y) / delta) * u
+        total = total + sample_sum / m
+    return total / b
+
+
+def first_order_estimate(gradient, x, batch, perturbations) -> np.ndarray:
+    """First-order estimator (1/b) Σ_i (1/m) Σ_j ∇f(x + y_ij; z_i) of the smoothed gradient.
+
+    nsnc_improved Algorithm 5 (App. C): the reset branch is m = 1 with one y_i per sample, lines 9-11 use m
+    perturbations per sample at z_t and m others at z_{t−1}; the multi-pass variant uses the same estimator.
+    With y_ij ~ Unif(𝔹_α) it is unbiased for (1/b) Σ_i ∇f_α(x; z_i), f_α(x) = E_{y~Unif(𝔹_α)} f(x + y) (Fact 2.3);
+    eq. (17)'s x + αy with y ~ Unif(𝕊^{d−1}) is biased (erratum nsnc_improved.E8). For L-Lipschitz f the
+    estimate has norm ≤ L (an average of gradients of norm ≤ L).
+
+    Args:
+        gradient: per-sample gradient ∇f(x; z), called as ``gradient(point, z)`` with point of shape (d,) and
+            one data row z of shape (p,) (a read-only view); returns shape (d,). At a kink any element of the
+            Clarke subdifferential will do (the kinks have probability 0 under the ball law).
+        x: the query point (z_t in Algorithm 5), shape (d,); not mutated (x + y_ij are new arrays).
+        batch: z_1..z_b, shape (b, p).
+        perturbations: y_ij, shape (b, m, d), used exactly as given (already scaled: Algorithm 5 draws them
+            from the ball of radius α, e.g. ``rng.sample_ball(gen, (b, m), d, alpha)``, so neighbouring batches
+            can share them).
+
+    Returns:
+        shape (d,): float64, or an object array of ``mpf`` if any operand is mpmath.
+    """
+    _check_gradient(gradient)
+    x = _check_point("x", x)
+    batch = _check_batch(batch)
+    b, d = batch.shape[0], x.shape[0]
+    perturbations = _check_directions(perturbations, b, d, "perturbations")
+    m = perturbations.shape[1]
+    use_mp = _uses_mpmath(x, batch, perturbations)
+    x, batch, perturbations = (_in_arithmetic(v, use_mp) for v in (x, batch, perturbations))
+    batch = _read_only(batch)
+
+    total = _zeros(d, use_mp)
+    for i in range(b):
+        sample_sum = _zeros(d, use_mp)
+        for j in range(m):
+            where = f"sample i={i}, perturbation j={j} (0-based), point x + y"
+            sample_sum = sample_sum + _evaluate_gradient(gradient, x + perturbations[i, j], batch[i], d, use_mp, where)
         total = total + sample_sum / m
     return total / b

@@ -12,6 +12,11 @@ that another paper's algorithm can reuse the driver with its own learner and ora
 * ``ProjectedOSD``: the learner of Alg 3 line 3: Δ_1 = 0, Δ_t = Π_D(Δ_{t−1} − η g̃_{t−1}). It sees only what
   it is given (the noisy g̃ in the private algorithms), never anything else.
 * ``o2nc``: Algorithm 3, line by line (below).
+* ``ClippedOGD``: the learner of nsnc_improved Algorithm 2 (Kornowski, Liu, Talwar): the same update
+  Δ ← clip_D(Δ − η g̃) (clip_D is Π_D), but NOT restarted between the blocks that Algorithm 2 averages
+  (``restart_blocks=True`` restarts it, an option the paper does not have). Algorithm 2 is ``o2nc`` with this
+  learner, T = M rounds per "epoch" (a block of M steps) and K blocks: the step is carried across blocks, the
+  block averages are the epoch averages and the output is a uniformly random block average.
 * ``linear_regret`` and ``osd_regret_bound``: Reg_T(u) = Σ_t <v_t, Δ_t − u> and the pathwise bound
   D²/(2η) + (η/2) Σ_t ‖v_t‖² of projected OSD started at Δ_1 = 0 (used by zo_o2nc Lemma 4.6 through
   E Reg_T ≤ D G √T when η = D/(G√T)).
@@ -59,6 +64,7 @@ from .validation import check_array, check_int, check_real
 __all__ = [
     "project_ball",
     "ProjectedOSD",
+    "ClippedOGD",
     "O2ncTrajectory",
     "o2nc",
     "linear_regret",
@@ -165,6 +171,35 @@ class ProjectedOSD:
             step = float(self.step_size)
         self._delta = project_ball(self._delta - step * g, self.radius)
         self.rounds += 1
+
+
+class ClippedOGD(ProjectedOSD):
+    """Clipped online gradient descent, the learner of nsnc_improved Algorithm 2: Δ_1 = 0 and
+    Δ_{t+1} = clip_D(Δ_t − η g̃_t) with clip_D(v) = min(1, D/‖v‖)·v (= ``project_ball``), run over all T = K·M steps.
+
+    ``o2nc`` calls ``reset()`` before every block of M steps; Algorithm 2 does not restart the learner, so
+    ``reset()`` only empties the learner before its first step (restart_blocks=False, the paper). With
+    restart_blocks=True every block starts again at Δ = 0 (not in the paper): the regret bound of a block is then
+    D²/(2η) + (η/2)Σ‖g‖² instead of 2D²/η + (η/2)Σ‖g‖² (nsnc_improved Lemma B.1's constant; see
+    docs/papers/nsnc_improved.md).
+
+    d, radius (D), step_size (η), arithmetic: as ``ProjectedOSD``.
+    """
+
+    def __init__(self, d, radius, step_size, *, arithmetic="float64", restart_blocks=False):
+        self.restart_blocks = bool(restart_blocks)
+        self._started = False
+        super().__init__(d, radius, step_size, arithmetic=arithmetic)
+
+    def reset(self) -> None:
+        """Start a block: Δ back to 0 only before the first step, or at every block with restart_blocks."""
+        if self.restart_blocks or not self._started:
+            super().reset()
+
+    def update(self, g) -> None:
+        """Receive g̃_t and move: Δ ← clip_D(Δ − η g̃_t) (Algorithm 2, the OGD step)."""
+        super().update(g)
+        self._started = True
 
 
 # ---------------------------------------------------------------------------------------------------

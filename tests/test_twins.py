@@ -24,6 +24,7 @@ PAIRS: dict[str, tuple[str, ...]] = {
     "reference.fast.mechanisms": ("reference.mechanisms",),
     "reference.fast.dpzero": ("reference.algorithms.dpzero",),
     "reference.fast.zo_o2nc": ("reference.algorithms.zo_o2nc",),
+    "reference.fast.nsnc_improved": ("reference.algorithms.nsnc_improved",),
     "reference.fast.stationarity": ("reference.stationarity",),
     "reference.fast.rdp": ("reference.accounting.rdp",),
     "reference.fast.conversions": ("reference.accounting.conversions", "reference.accounting.gaussian"),
@@ -48,6 +49,10 @@ REFERENCE_ONLY: dict[str, dict[str, str]] = {
     "reference.fast.zo_o2nc": {
         "VarianceReducedOracle": "Algorithm 4 one query at a time; the twin runs whole rounds vectorized inside the run",
         "NaiveOracle": "Algorithm 6 one query at a time; the twin runs whole rounds vectorized inside the run",
+    },
+    "reference.fast.nsnc_improved": {
+        "SinglePassOracle": "Algorithms 3 and 5 one query at a time; the twin runs whole steps vectorized in the run",
+        "MultiPassOracle": "Algorithm 4 one query at a time; the twin runs whole steps vectorized inside the run",
     },
     "reference.fast.stationarity": {
         "GoldsteinEstimate": "goldstein_stationarity samples the ball and calls min_norm_point: no hot loop of its own",
@@ -77,6 +82,11 @@ FAST_ONLY: dict[str, dict[str, str]] = {
         "select_replicate": "one replicate's DPResult out of a replicated run",
     },
     "reference.fast.zo_o2nc": {
+        "ReplicatedLedger": "the fast backend runs R replicates in one call; its ledger of R public seeds",
+        "ReplicatedDiagnostics": "the non-private diagnostics of a replicated run",
+        "select_replicate": "one replicate's DPResult out of a replicated run",
+    },
+    "reference.fast.nsnc_improved": {
         "ReplicatedLedger": "the fast backend runs R replicates in one call; its ledger of R public seeds",
         "ReplicatedDiagnostics": "the non-private diagnostics of a replicated run",
         "select_replicate": "one replicate's DPResult out of a replicated run",

@@ -19,7 +19,10 @@ the accounting claims run on the reference, the fast path and the libraries alik
 Protocols provided (see :mod:`proofs_checks.protocols` for their semantics): ``rdp_poisson_gaussian``,
 ``epsilon_from_rdp``, ``epsilon_poisson_gaussian`` (``DEFAULT_ORDERS`` + BBGHS conversion),
 ``gaussian_delta``, ``noise_multiplier_poisson_gaussian``, ``epsilon_from_zcdp``, ``rdp_tree_aggregation``,
-``rdp_tree_exact``, ``dpzero_lemma22_sigma``, ``zo_o2nc_cor44_sigma``, ``spider_sosp_sigma``, ``spider_sosp_mu``.
+``rdp_tree_exact``, ``dpzero_lemma22_sigma``, ``zo_o2nc_cor44_sigma``, ``spider_sosp_sigma``, ``spider_sosp_mu``;
+and for nsnc_improved, ``nsnc_tree_sigma_as_printed`` (Proposition 2.5's σ, rounded up) and the theory's settings
+``nsnc_single_pass_settings``, ``nsnc_multi_pass_settings``, ``nsnc_min_records_single_pass``,
+``nsnc_min_records_multi_pass`` (``reference.algorithms.nsnc_improved_theory``; no fast twin).
 """
 
 from __future__ import annotations
@@ -33,7 +36,13 @@ import mpmath
 import numpy as np
 
 from reference.accounting import calibration, conversions, gaussian, rdp
-from reference.algorithms import dpzero_privacy, spider_sosp_privacy, zo_o2nc_privacy
+from reference.algorithms import (
+    dpzero_privacy,
+    nsnc_improved_privacy,
+    nsnc_improved_theory,
+    spider_sosp_privacy,
+    zo_o2nc_privacy,
+)
 from reference.fast import conversions as fast_conversions
 from reference.fast import rdp as fast_rdp
 from reference.precision import working_precision
@@ -170,6 +179,25 @@ def _reference_spider_sosp_mu(sigma, *, lipschitz, smoothness, loss_gap, d, n, e
         ))
 
 
+def _reference_nsnc_tree_sigma_as_printed(sensitivity, tree_size, epsilon, delta):
+    with working_precision(PRECISION):
+        return _round_up(nsnc_improved_privacy.nsnc_tree_sigma_as_printed(float(sensitivity), int(tree_size),
+                                                                          float(epsilon), float(delta)))
+
+
+def _nsnc_theory(name):
+    """``reference.algorithms.nsnc_improved_theory.<name>`` as it is: its hyper-parameters and bounds are floats and
+    ints, its plans are computed with at least 128 bits, and the searches of ``min_records_*`` calibrate σ dozens of
+    times, which PRECISION digits would make several times slower."""
+    function = getattr(nsnc_improved_theory, name)
+
+    @functools.wraps(function)  # keeps the signature (mutants bind arguments by name)
+    def call(*args, **kwargs):
+        return function(*args, **kwargs)
+
+    return call
+
+
 # What each protocol wrapper runs, for the generated paper maps (proofs_checks.catalogue).
 _REFERENCE_CODE = {
     "rdp_poisson_gaussian": "reference.accounting.rdp.rdp_poisson_gaussian",
@@ -184,6 +212,11 @@ _REFERENCE_CODE = {
     "zo_o2nc_cor44_sigma": "reference.algorithms.zo_o2nc_privacy.zo_o2nc_cor44_sigma",
     "spider_sosp_sigma": "reference.algorithms.spider_sosp_privacy.spider_sosp_sigma",
     "spider_sosp_mu": "reference.algorithms.spider_sosp_privacy.spider_sosp_mu",
+    "nsnc_tree_sigma_as_printed": "reference.algorithms.nsnc_improved_privacy.nsnc_tree_sigma_as_printed",
+    "nsnc_single_pass_settings": "reference.algorithms.nsnc_improved_theory.single_pass_settings",
+    "nsnc_multi_pass_settings": "reference.algorithms.nsnc_improved_theory.multi_pass_settings",
+    "nsnc_min_records_single_pass": "reference.algorithms.nsnc_improved_theory.min_records_single_pass",
+    "nsnc_min_records_multi_pass": "reference.algorithms.nsnc_improved_theory.min_records_multi_pass",
 }
 
 
@@ -202,6 +235,11 @@ def reference_implementations() -> dict[str, Callable]:
         "zo_o2nc_cor44_sigma": _reference_zo_o2nc_cor44_sigma,
         "spider_sosp_sigma": _reference_spider_sosp_sigma,
         "spider_sosp_mu": _reference_spider_sosp_mu,
+        "nsnc_tree_sigma_as_printed": _reference_nsnc_tree_sigma_as_printed,
+        "nsnc_single_pass_settings": _nsnc_theory("single_pass_settings"),
+        "nsnc_multi_pass_settings": _nsnc_theory("multi_pass_settings"),
+        "nsnc_min_records_single_pass": _nsnc_theory("min_records_single_pass"),
+        "nsnc_min_records_multi_pass": _nsnc_theory("min_records_multi_pass"),
     }
     for name, function in implementations.items():
         function.__dpref_code__ = _REFERENCE_CODE[name]

@@ -72,7 +72,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import numbers
 
 import mpmath
 import numpy as np
@@ -83,6 +82,10 @@ from ..precision import is_mp, norm, to_mp
 from ..rng import SEED_BOUND, Streams, sample_sphere
 from ..secrets import SecretSeed, secret_seed
 from ..validation import check_array, check_int, check_real
+from ._records import is_finite as _is_finite
+from ._records import read_only as _read_only
+from ._records import real_value
+from ._records import zeros as _zeros
 from .zo_o2nc_privacy import (
     NAIVE_SIGMA_RULES,
     PLAN_PRECISION_BITS,
@@ -238,32 +241,7 @@ def directions_for_round(seed, k, t, records, d, per_record=None, *, arithmetic=
 
 def _evaluate(loss, point, row, use_mp, where):
     """f(point; row) as a float or mpf; a non-finite value is returned as it is (replaced by the caller)."""
-    value = loss(point, row)
-    if isinstance(value, np.ndarray):
-        if value.shape != ():
-            raise ValueError(f"loss must return a scalar, got an array of shape {value.shape} at {where}")
-        value = value[()]
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, mpmath.mpf)):
-        raise TypeError(f"loss must return a real number, got {type(value).__name__} at {where}")
-    return mpmath.mpf(value) if use_mp else float(value)
-
-
-def _is_finite(value) -> bool:
-    return bool(mpmath.isfinite(value)) if isinstance(value, mpmath.mpf) else math.isfinite(value)
-
-
-def _zeros(d, use_mp):
-    if use_mp:
-        out = np.empty(d, dtype=object)
-        out.fill(mpmath.mpf(0))
-        return out
-    return np.zeros(d)
-
-
-def _read_only(arr):
-    view = arr.view()
-    view.flags.writeable = False
-    return view
+    return real_value(loss(point, row), use_mp, where)
 
 
 class _Oracle:

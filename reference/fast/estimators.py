@@ -1,5 +1,5 @@
-"""zo_o2nc Alg 1, Alg 2, Alg 6 and Lemma 2.2(iv); dpzero eq. (2): vectorized float64 twins of
-``reference.estimators``.
+"""zo_o2nc Alg 1, Alg 2, Alg 6 and Lemma 2.2(iv); dpzero eq. (2); nsnc_improved Algorithm 5: vectorized float64
+twins of ``reference.estimators``.
 
 Same names, signatures and semantics as the reference; the differences are:
 
@@ -7,9 +7,11 @@ Same names, signatures and semantics as the reference; the differences are:
   data Z of shape (..., p) whose leading axes broadcast, returning shape (...). The ± (or x/y) points
   are stacked on a new leading axis of length 2, and the batch is passed as ``batch[:, None, :]`` of
   shape (b, 1, p) against points of shape (2, ..., b, m, d), so the loss must return shape
-  (2, ..., b, m) exactly (checked).
-* ``directions`` may carry leading replicate axes: shape (..., b, m, d) gives an estimate of shape
-  (..., d), one per replicate, each equal to the reference on that slice. For
+  (2, ..., b, m) exactly (checked). ``first_order_estimate`` calls ``gradient(X, Z)`` once the same way,
+  with the points x + y of shape (..., b, m, d) against ``batch[:, None, :]``, and the gradient must return
+  shape (..., b, m, d) exactly (checked).
+* ``directions`` (``perturbations``) may carry leading replicate axes: shape (..., b, m, d) gives an estimate
+  of shape (..., d), one per replicate, each equal to the reference on that slice. For
   ``finite_difference`` and ``per_sample_finite_differences`` the single ``direction`` may likewise be
   (..., d), giving shape (...) and (..., b).
 * Everything is float64; mpmath inputs are rounded to float64 first.
@@ -18,8 +20,8 @@ Same names, signatures and semantics as the reference; the differences are:
 
 The randomness contract is the reference's: these functions draw nothing, so given the same direction
 arrays they agree with the reference draw for draw up to float64 rounding (validated by backend
-claims and tests/test_estimators.py). A non-finite loss value raises ``ValueError`` naming the
-sample, direction and replicate.
+claims and tests/test_estimators.py). A non-finite loss value (gradient entry) raises ``ValueError`` naming
+the sample, direction (perturbation) and replicate.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..estimators import (
     DIRECTION_LAWS,
     NONFINITE_MODES,
     _check_batch,
+    _check_gradient,
     _check_loss,
     _check_point,
     _read_only,
@@ -46,6 +49,7 @@ __all__ = [
     "two_point_estimate",
     "one_point_estimate",
     "diff_estimate",
+    "first_order_estimate",
 ]
 
 
@@ -65,15 +69,16 @@ def _check_direction(direction, d: int) -> np.ndarray:
     return arr
 
 
-def _check_directions(directions, b: int, d: int) -> np.ndarray:
-    """Directions u_ij of shape (..., b, m, d) with m ≥ 1; norms deliberately not checked."""
-    arr = _float_array(check_array("directions", directions))
+def _check_directions(directions, b: int, d: int, name: str = "directions") -> np.ndarray:
+    """Directions u_ij (or perturbations y_ij: ``name``) of shape (..., b, m, d) with m ≥ 1; norms deliberately
+    not checked."""
+    arr = _float_array(check_array(name, directions))
     if arr.ndim < 3 or arr.shape[-3] != b or arr.shape[-1] != d:
         raise ValueError(
-            f"directions must have shape (..., b, m, d) = (..., {b}, m, {d}) to match batch and x, got {arr.shape}"
+            f"{name} must have shape (..., b, m, d) = (..., {b}, m, {d}) to match batch and x, got {arr.shape}"
         )
     if arr.shape[-2] == 0:
-        raise ValueError(f"directions must have at least one direction per sample (m >= 1), got shape {arr.shape}")
+        raise ValueError(f"{name} must have at least one entry per sample (m >= 1), got shape {arr.shape}")
     return arr
 
 
@@ -248,3 +253,36 @@ def diff_estimate(loss, x, y, batch, directions, smoothing_radius) -> np.ndarray
     describe = _describe_grid(("x + smoothing_radius·u", "y + smoothing_radius·u"))
     values = _evaluate_losses(loss, points, batch[:, None, :], points.shape[:-1], describe)
     return (scale / delta) * _direction_average(values[0] - values[1], u)
+
+
+def first_order_estimate(gradient, x, batch, perturbations) -> np.ndarray:
+    """nsnc_improved Algorithm 5, vectorized: (1/b)Σ_i(1/m)Σ_j ∇f(x + y_ij; z_i).
+
+    One call ``gradient(points, batch[:, None, :])`` with points x + y of shape (..., b, m, d), which must return
+    shape (..., b, m, d). perturbations: y_ij, (..., b, m, d), already scaled (ball of radius α) -> result (..., d).
+    """
+    _check_gradient(gradient)
+    x = _float_array(_check_point("x", x))
+    batch = _read_only(_float_array(_check_batch(batch)))
+    b, d = batch.shape[0], x.shape[0]
+    y = _check_directions(perturbations, b, d, "perturbations")
+    points = np.add(x, y)  # fresh memory: x and the perturbations are never touched
+    values = np.asarray(gradient(points, batch[:, None, :]))
+    if values.dtype == object:
+        values = to_float(values)
+    if values.shape != points.shape:
+        raise ValueError(
+            f"gradient must return shape {points.shape} for points of shape {points.shape} and data of shape "
+            f"{batch[:, None, :].shape} (leading axes broadcast), got {values.shape}"
+        )
+    if values.dtype.kind not in "fiu":
+        raise TypeError(f"gradient must return real numbers, got dtype {values.dtype}")
+    values = values.astype(np.float64, copy=False)
+    bad = ~np.isfinite(values)
+    if np.any(bad):
+        index = tuple(int(k) for k in np.argwhere(bad)[0])
+        replicate, i, j = index[:-3], index[-3], index[-2]
+        where = f"sample i={i}, perturbation j={j} (0-based)" + (f", replicate {replicate}" if replicate else "")
+        raise ValueError(f"gradient returned a non-finite value ({values[index]}) at {where}, point x + y")
+    m = y.shape[-2]
+    return np.sum(np.sum(values, axis=-2) / m, axis=-2) / b

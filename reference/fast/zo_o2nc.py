@@ -86,6 +86,7 @@ from ..precision import to_float
 from ..rng import _nonzero_gaussian_rows, _normalise
 from ..validation import check_array, check_int
 from .dpzero import _check_seeds, _generator_factory, _is_seed_array
+from .replicates import replicate_of
 
 __all__ = [
     "KEY",
@@ -147,25 +148,15 @@ class ReplicatedDiagnostics(NonPrivateDiagnostics):
     def replicate(self, r: int) -> NonPrivateDiagnostics:
         """The single-run ``NonPrivateDiagnostics`` of replicate r."""
         r = check_int("r", r, minimum=0, maximum=self.replicates - 1)
-        return NonPrivateDiagnostics(self.noiseless_sums[r].copy(), self.noise[r].copy(),
-                                     self.nonfinite_counts[r].copy(), self.lipschitz_exceedances[r].copy(),
-                                     int(self.loss_evaluations[r]))
+        return replicate_of(self, r, NonPrivateDiagnostics)
 
 
 def select_replicate(result: DPResult, r: int) -> DPResult:
     """The single-run ``DPResult`` of replicate r of a replicated run (arrays copied)."""
     if not isinstance(result, DPResult) or not isinstance(result.ledger, ReplicatedLedger):
         raise TypeError("result must be a DPResult of a replicated run (seed or noise_seed a sequence)")
-    ledger = result.ledger.replicate(r)
-
-    def pick(v):
-        return None if v is None else v[r].copy()
-
-    return DPResult(output=result.output[r].copy(), output_index=int(result.output_index[r]),
-                    epoch_averages=pick(result.epoch_averages), final_iterate=pick(result.final_iterate),
-                    releases=pick(result.releases), segment_points=pick(result.segment_points),
-                    query_points=pick(result.query_points), iterates=pick(result.iterates), steps=pick(result.steps),
-                    ledger=ledger, diagnostics=result.diagnostics.replicate(r))
+    r = check_int("r", r, minimum=0, maximum=result.ledger.replicates - 1)
+    return replicate_of(result, r, DPResult)
 
 
 # ---------------------------------------------------------------------------------------------------
