@@ -26,8 +26,11 @@ demo: $(VENV)/.installed-base
 	$(BIN)/dpref claims list
 	$(BIN)/dpref check
 
+# The suite runs in TEST_WORKERS processes (pytest-xdist): CI has 2 cores and a 20-minute limit.
+TEST_WORKERS ?= 2
+
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS)
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/bench_estimators.py
