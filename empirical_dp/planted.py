@@ -53,6 +53,10 @@ The bugs:
    first-order single-pass oracle (Alg 5), the tree noise calibrated with Lemma C.1's printed reset sensitivity L/B1
    instead of the replace-one 2L/B1 (σ/2), claimed μ-GDP at the calibration target μ*(2, 1e-5) = 0.5016; true μ =
    1.003. Twin: the correctly calibrated run against the same claim.
+18. ``nsnc_improved-published-nonprivate`` (``empirical_dp.nsnc_improved_published``): the whole publication of a
+   default nsnc_improved run with the NOT PRIVATE training diagnostics published (include_nonprivate=True);
+   claimed (ε, δ) = (1, 1e-6), the ledger's high-probability guarantee, caught at 100 publications per data set.
+   Twin: the default pipeline.
 
 Randomness: each scenario's ``sample(rng, trials, which)`` draws from the generator it is given, in the order
 stated in its docstring.
@@ -74,6 +78,7 @@ from .attacks import likelihood_ratio_score
 from .audit import AuditResult, audit
 from .dpzero_scenarios import dpzero_run_scenario, dpzero_run_setup, linear_loss, plan_claim
 from .nsnc_improved import fo_reset_sensitivity_halved_scenario
+from .nsnc_improved_published import NSNC_IMPROVED_PUBLISHED_BUILTINS, nsnc_improved_published_scenario
 from .published import PUBLISHED_BUILTINS, published_scenario
 from .scenarios import Scenario, poisson_gaussian_scenario
 from .zo_o2nc import nodes_renoised_scenario, noise_halved_sensitivity_scenario
@@ -654,3 +659,34 @@ PLANTED["nsnc_improved-fo-reset-halved"] = (fo_reset_sensitivity_halved_scenario
 TWINS["nsnc_improved-fo-reset-halved"] = (lambda: fo_reset_sensitivity_halved_scenario(buggy=False),
                                                       _likelihood_ratio_attack, NSNC_IMPROVED_FO_RESET_BUDGET)
 __all__ += ["NSNC_IMPROVED_FO_RESET_BUDGET"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bug 18: a leak through the published files of an nsnc_improved run (``empirical_dp.nsnc_improved_published``)
+#
+# The default nsnc_improved pipeline of ``empirical_dp.nsnc_improved_published`` (``run_nsnc_improved`` with its
+# default arguments on the flat/canary pair, M = 32, d = 1, T = 17, Σ = 4, B1 = 4, then ``nsnc_publication``; a fresh
+# public seed per trial) with the NOT PRIVATE training diagnostics published (include_nonprivate=True), audited on
+# the whole publication against the ledger's high-probability claim (ε, δ) = (1, 1e-6): only the Clopper–Pearson
+# ε_lb may decide, so the budget is the DPZero published one (``PUBLISHED_BUDGET``, 100 per data set: a perfect
+# separation then certifies ε_lb ≈ 1.57 > 1 at the quick confidence 1 − 1e-6; 50 would give ≈ 0.79).
+
+#: Trials per data set of the nsnc_improved published-output planted bug.
+NSNC_IMPROVED_PUBLISHED_BUDGET = 100
+#: Planted name → (variant of ``nsnc_improved_published.VARIANTS``, its twin's variant).
+NSNC_IMPROVED_PUBLISHED_PLANTED = {"nsnc_improved-published-nonprivate": ("nonprivate", "default")}
+
+
+def _nsnc_improved_published_planted(name: str) -> Scenario:
+    return NSNC_IMPROVED_PUBLISHED_BUILTINS[name]().scenario
+
+
+def _nsnc_improved_published_twin(name: str) -> Scenario:
+    return nsnc_improved_published_scenario(NSNC_IMPROVED_PUBLISHED_PLANTED[name][1], name=f"{name}-twin").scenario
+
+
+PLANTED.update({name: (lambda name=name: _nsnc_improved_published_planted(name), _published_attack,
+                       NSNC_IMPROVED_PUBLISHED_BUDGET) for name in NSNC_IMPROVED_PUBLISHED_PLANTED})
+TWINS.update({name: (lambda name=name: _nsnc_improved_published_twin(name), _published_attack,
+                     NSNC_IMPROVED_PUBLISHED_BUDGET) for name in NSNC_IMPROVED_PUBLISHED_PLANTED})
+__all__ += ["NSNC_IMPROVED_PUBLISHED_BUDGET", "NSNC_IMPROVED_PUBLISHED_PLANTED"]

@@ -3,8 +3,9 @@
 ``empirical_dp.scenarios`` defines ``Scenario`` and the closed-form scenarios; ``empirical_dp.dpzero_scenarios``
 (the DPZero algorithm itself), ``empirical_dp.published`` (everything a DPZero run publishes), ``empirical_dp.zo_o2nc``
 (zo_o2nc Alg 3 + 4: one epoch and the whole run), ``empirical_dp.zo_o2nc_published`` (everything a zo_o2nc run
-publishes) and ``empirical_dp.nsnc_improved`` (nsnc_improved Alg 2 with the single-pass oracle: worst case and
-high probability) build on it. This module sits above them and registers their built-ins, so none of them imports
+publishes), ``empirical_dp.nsnc_improved`` (nsnc_improved Alg 2 with the single-pass oracle: worst case and
+high probability) and ``empirical_dp.nsnc_improved_published`` (everything a default nsnc_improved run publishes)
+build on it. This module sits above them and registers their built-ins, so none of them imports
 another to find its entries (no import cycle, lazy or not). ``dpref audit``, ``empirical_dp.executors`` (built-ins
 travel to workers by name) and the tests look built-ins up here.
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 
 from .dpzero_scenarios import DPZERO_BUILTINS
 from .nsnc_improved import NSNC_IMPROVED_BUILTINS
+from .nsnc_improved_published import NSNC_IMPROVED_PUBLISHED_BUILTINS
 from .published import PUBLISHED_BUILTINS
 from .scenarios import (
     GAUSSIAN_BUILTIN_MU,
@@ -40,6 +42,7 @@ __all__ = [
     "ZO_O2NC_BUILTIN_NAMES",
     "ZO_O2NC_PUBLISHED_BUILTIN_NAMES",
     "NSNC_IMPROVED_BUILTIN_NAMES",
+    "NSNC_IMPROVED_PUBLISHED_BUILTIN_NAMES",
     "SCENARIOS",
 ]
 
@@ -91,6 +94,10 @@ ZO_O2NC_PUBLISHED_BUILTIN_NAMES = ("zo_o2nc-published",)
 #: use (each build makes four short reference runs; the high-probability one also a Monte Carlo of its exact ε).
 NSNC_IMPROVED_BUILTIN_NAMES = ("nsnc_improved-single-pass", "nsnc_improved-high-probability")
 
+#: Built-ins that audit everything a default nsnc_improved run publishes (``empirical_dp.nsnc_improved_published``),
+#: built on first use (each build makes four short runs of the pipeline to check the noise model).
+NSNC_IMPROVED_PUBLISHED_BUILTIN_NAMES = ("nsnc_improved-published",)
+
 
 def _dpzero_builtin(name: str) -> Scenario:
     return DPZERO_BUILTINS[name]()
@@ -112,6 +119,10 @@ def _nsnc_improved_builtin(name: str) -> Scenario:
     return NSNC_IMPROVED_BUILTINS[name]()
 
 
+def _nsnc_improved_published_builtin(name: str) -> Scenario:
+    return NSNC_IMPROVED_PUBLISHED_BUILTINS[name]().scenario
+
+
 def _builtins() -> dict[str, Scenario]:
     registry = ScenarioRegistry({
         "gaussian": gaussian_scenario(1.0, 1.0 / GAUSSIAN_BUILTIN_MU, 1, 1e-5, name="gaussian"),
@@ -126,6 +137,8 @@ def _builtins() -> dict[str, Scenario]:
                      for name in ZO_O2NC_PUBLISHED_BUILTIN_NAMES})
     registry.update({name: Deferred(functools.partial(_nsnc_improved_builtin, name))
                      for name in NSNC_IMPROVED_BUILTIN_NAMES})
+    registry.update({name: Deferred(functools.partial(_nsnc_improved_published_builtin, name))
+                     for name in NSNC_IMPROVED_PUBLISHED_BUILTIN_NAMES})
     return registry
 
 
