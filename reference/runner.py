@@ -2105,11 +2105,14 @@ def _o2nc_ledger(outcome: O2ncOutcome) -> dict:
                       "output_epoch": int(outcome.result.output_index) + 1})
 
 
-def _o2nc_publication(outcome: O2ncOutcome, *, command, include_nonprivate: bool = False) -> dict[str, str]:
-    """File name -> text of ``dpref run zo_o2nc --output DIR``: releases.csv (k, t, release_0..release_{d−1}: g̃_t^k),
-    epochs.csv (k, heldout_objective, population_objective, average_0..: w̄^k), output.csv (j, output: w̄),
-    diagnostics.json (the held-out and population diagnostics at x_1, w̄ and x_{T+1}^K, ``O2NC_DIAGNOSTICS``),
-    ledger.json, manifest.json and, with include_nonprivate, nonprivate_diagnostics.json (NOT PRIVATE)."""
+def o2nc_family_files(outcome, *, averages, objectives, averages_file, index_name, diagnostics_doc, ledger,
+                      nonprivate, summary, algorithm_streams, command, include_nonprivate) -> dict[str, str]:
+    """File name -> text of an O2NC-family publication (``dpref run zo_o2nc`` and ``nsnc_improved``): releases.csv
+    (k, t, release_0..release_{d−1}), ``averages_file`` (k, heldout_objective, population_objective, average_0..: the
+    epoch or block averages ``averages`` with their ``objectives``), output.csv (j, output), diagnostics.json (the
+    held-out and population diagnostics with ``diagnostics_doc``; ``index_name``: the output's epoch or block, 1-based),
+    ledger.json (``ledger``), manifest.json (``summary``; ``algorithm_streams`` names the run's stream keys) and, with
+    include_nonprivate, nonprivate_diagnostics.json (``nonprivate()``, NOT PRIVATE)."""
     result, d = outcome.result, outcome.problem.d
     releases = np.asarray(result.releases, dtype=np.float64)
     K, T = releases.shape[:2]
@@ -2118,31 +2121,28 @@ def _o2nc_publication(outcome: O2ncOutcome, *, command, include_nonprivate: bool
         for t in range(T):
             lines.append(f"{k + 1},{t + 1}," + ",".join(_number(v) for v in releases[k, t]))
     files = {"releases.csv": "\n".join(lines) + "\n"}
-    averages = np.asarray(result.epoch_averages, dtype=np.float64)
+    averages = np.asarray(averages, dtype=np.float64)
     lines = ["k,heldout_objective,population_objective," + ",".join(f"average_{j}" for j in range(d))]
     for k in range(K):
-        lines.append(f"{k + 1},{_number(outcome.epoch_objectives['held_out'][k])},"
-                     f"{_number(outcome.epoch_objectives['population'][k])}," +
+        lines.append(f"{k + 1},{_number(objectives['held_out'][k])},{_number(objectives['population'][k])}," +
                      ",".join(_number(v) for v in averages[k]))
-    files["epochs.csv"] = "\n".join(lines) + "\n"
+    files[averages_file] = "\n".join(lines) + "\n"
     files["output.csv"] = "j,output\n" + "".join(f"{j},{_number(v)}\n" for j, v in
                                                   enumerate(np.asarray(result.output, dtype=np.float64)))
     files["diagnostics.json"] = json.dumps(_jsonable({
-        "diagnostics": {**O2NC_DIAGNOSTICS, "held_out_rows": outcome.problem.held_out_n,
+        "diagnostics": {**diagnostics_doc, "held_out_rows": outcome.problem.held_out_n,
                         "population_rows": outcome.problem.population.n},
         "goldstein_radius": outcome.settings["goldstein_radius"],
-        "goldstein_samples": outcome.settings["goldstein_samples"], "output_epoch": int(result.output_index) + 1,
+        "goldstein_samples": outcome.settings["goldstein_samples"], index_name: int(result.output_index) + 1,
         "held_out": outcome.diagnostics["held_out"], "population": outcome.diagnostics["population"]}), indent=2) + "\n"
-    files["ledger.json"] = json.dumps(_o2nc_ledger(outcome), indent=2) + "\n"
+    files["ledger.json"] = json.dumps(ledger, indent=2) + "\n"
     if include_nonprivate:
-        files["nonprivate_diagnostics.json"] = json.dumps(_o2nc_nonprivate(outcome), indent=2) + "\n"
+        files["nonprivate_diagnostics.json"] = json.dumps(nonprivate(), indent=2) + "\n"
     problem = outcome.settings["problem"]
     seeds = {"seed": outcome.seed, "data_seed": outcome.settings["data_seed"],
              "population_stream": [*DATA_KEY, problem, POPULATION_KEY], "data_stream": [*DATA_KEY, problem],
              "held_out_stream": [*DATA_KEY, problem, HELD_OUT_KEY], "goldstein_stream": list(GOLDSTEIN_KEY),
-             "algorithm_streams": "(\"zo_o2nc\", \"direction\", k, t), (\"zo_o2nc\", \"segment\", k), "
-                                  "(\"zo_o2nc\", \"output\") under seed; (\"zo_o2nc\", \"noise\") under the secret "
-                                  "seed"}
+             "algorithm_streams": algorithm_streams}
     manifest = {
         "schema_version": MANIFEST_SCHEMA_VERSION,
         "command": mask_command(command),
@@ -2153,10 +2153,23 @@ def _o2nc_publication(outcome: O2ncOutcome, *, command, include_nonprivate: bool
         "settings": outcome.settings,
         "seeds": seeds,
         "files": sorted([*files, "manifest.json"]),
-        "summary": _o2nc_summary(outcome),
+        "summary": summary,
     }
     files["manifest.json"] = json.dumps(_jsonable(manifest), indent=2) + "\n"
     return files
+
+
+def _o2nc_publication(outcome: O2ncOutcome, *, command, include_nonprivate: bool = False) -> dict[str, str]:
+    """File name -> text of ``dpref run zo_o2nc --output DIR`` (``o2nc_family_files``): releases.csv (g̃_t^k),
+    epochs.csv (w̄^k), output.csv (w̄), diagnostics.json (``O2NC_DIAGNOSTICS``), ledger.json, manifest.json and, with
+    include_nonprivate, nonprivate_diagnostics.json (NOT PRIVATE)."""
+    return o2nc_family_files(
+        outcome, averages=outcome.result.epoch_averages, objectives=outcome.epoch_objectives,
+        averages_file="epochs.csv", index_name="output_epoch", diagnostics_doc=O2NC_DIAGNOSTICS,
+        ledger=_o2nc_ledger(outcome), nonprivate=lambda: _o2nc_nonprivate(outcome), summary=_o2nc_summary(outcome),
+        algorithm_streams="(\"zo_o2nc\", \"direction\", k, t), (\"zo_o2nc\", \"segment\", k), (\"zo_o2nc\", "
+                          "\"output\") under seed; (\"zo_o2nc\", \"noise\") under the secret seed",
+        command=command, include_nonprivate=include_nonprivate)
 
 
 def _interval(record, prefix, point) -> str:

@@ -79,10 +79,8 @@ a value given must differ from the public seed and the data seed.
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import json
 import math
-import platform
 import re
 import time
 
@@ -105,13 +103,8 @@ from .algorithms.nsnc_improved_theory import (
 from .rng import SEED_BOUND
 from .runner import (  # the shared pieces of the zo_o2nc runner (private ones too: one implementation each)
     BACKENDS,
-    DATA_KEY,
-    GOLDSTEIN_KEY,
     GOLDSTEIN_SAMPLES_MAX,
-    HELD_OUT_KEY,
-    MANIFEST_SCHEMA_VERSION,
     O2NC_PROBLEMS,
-    POPULATION_KEY,
     RIDGE_LIPSCHITZ,
     RIDGE_OFFSET_SCALE,
     RIDGE_TAU,
@@ -129,14 +122,12 @@ from .runner import (  # the shared pieces of the zo_o2nc runner (private ones t
     _interval,
     _jsonable,
     _name_setting,
-    _number,
     _o2nc_diagnostics,
+    o2nc_family_files,
     _param_name,
     _RidgeLoss,
     _RoundProgress,
     build_ridge_problem,
-    mask_command,
-    package_versions,
 )
 from .secrets import secret_seed
 from .validation import check_int, check_probability, check_real
@@ -925,57 +916,20 @@ def nsnc_ledger(outcome: NsncOutcome) -> dict:
 
 
 def nsnc_publication(outcome: NsncOutcome, *, command, include_nonprivate: bool = False) -> dict[str, str]:
-    """File name -> text of ``dpref run nsnc_improved --output DIR`` (module doc): releases.csv (k, t,
-    release_0..release_{d−1}: g̃_t), blocks.csv (k, heldout_objective, population_objective, average_0..: x̄_k),
-    output.csv (j, output), diagnostics.json, ledger.json, manifest.json and, with include_nonprivate,
-    nonprivate_diagnostics.json (NOT PRIVATE)."""
-    result, d = outcome.result, outcome.problem.d
-    releases = np.asarray(result.releases, dtype=np.float64)
-    K, M = releases.shape[:2]
-    lines = ["k,t," + ",".join(f"release_{j}" for j in range(d))]
-    for k in range(K):
-        for t in range(M):
-            lines.append(f"{k + 1},{t + 1}," + ",".join(_number(v) for v in releases[k, t]))
-    files = {"releases.csv": "\n".join(lines) + "\n"}
-    averages = np.asarray(result.block_averages, dtype=np.float64)
-    lines = ["k,heldout_objective,population_objective," + ",".join(f"average_{j}" for j in range(d))]
-    for k in range(K):
-        lines.append(f"{k + 1},{_number(outcome.block_objectives['held_out'][k])},"
-                     f"{_number(outcome.block_objectives['population'][k])}," +
-                     ",".join(_number(v) for v in averages[k]))
-    files["blocks.csv"] = "\n".join(lines) + "\n"
-    files["output.csv"] = "j,output\n" + "".join(f"{j},{_number(v)}\n" for j, v in
-                                                  enumerate(np.asarray(result.output, dtype=np.float64)))
-    files["diagnostics.json"] = json.dumps(_jsonable({
-        "diagnostics": {**NSNC_DIAGNOSTICS, "held_out_rows": outcome.problem.held_out_n,
-                        "population_rows": outcome.problem.population.n},
-        "goldstein_radius": outcome.settings["goldstein_radius"],
-        "goldstein_samples": outcome.settings["goldstein_samples"], "output_block": int(result.output_index) + 1,
-        "held_out": outcome.diagnostics["held_out"], "population": outcome.diagnostics["population"]}), indent=2) + "\n"
-    files["ledger.json"] = json.dumps(nsnc_ledger(outcome), indent=2) + "\n"
-    if include_nonprivate:
-        files["nonprivate_diagnostics.json"] = json.dumps(nsnc_nonprivate(outcome), indent=2) + "\n"
-    problem = outcome.settings["problem"]
-    seeds = {"seed": outcome.seed, "data_seed": outcome.settings["data_seed"],
-             "population_stream": [*DATA_KEY, problem, POPULATION_KEY], "data_stream": [*DATA_KEY, problem],
-             "held_out_stream": [*DATA_KEY, problem, HELD_OUT_KEY], "goldstein_stream": list(GOLDSTEIN_KEY),
-             "algorithm_streams": "(\"nsnc_improved\", \"direction\", t), (\"nsnc_improved\", \"segment\", k), "
-                                  "(\"nsnc_improved\", \"output\") under seed; (\"nsnc_improved\", \"noise\") under "
-                                  "the secret seed"}
-    manifest = {
-        "schema_version": MANIFEST_SCHEMA_VERSION,
-        "command": mask_command(command),
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "platform": {"python": platform.python_version(), "implementation": platform.python_implementation(),
-                     "os": platform.system(), "os_release": platform.release(), "machine": platform.machine()},
-        "versions": package_versions(),
-        "settings": outcome.settings,
-        "seeds": seeds,
-        "files": sorted([*files, "manifest.json"]),
-        "summary": nsnc_summary(outcome),
-    }
-    files["manifest.json"] = json.dumps(_jsonable(manifest), indent=2) + "\n"
-    return files
+    """File name -> text of ``dpref run nsnc_improved --output DIR`` (module doc; ``reference.runner.
+    o2nc_family_files``): releases.csv (g̃_t), blocks.csv (x̄_k), output.csv, diagnostics.json, ledger.json,
+    manifest.json and, with include_nonprivate, nonprivate_diagnostics.json (NOT PRIVATE)."""
+    # the directions are keyed by the secret seed when the plan's guarantee is the high-probability one
+    secret_directions = outcome.result.ledger.settings.direction_seed == "secret"
+    streams = ("(\"nsnc_improved\", \"segment\", k), (\"nsnc_improved\", \"output\")"
+               + ("" if secret_directions else ", (\"nsnc_improved\", \"direction\", t)") + " under seed; "
+               + ("(\"nsnc_improved\", \"direction\", t), " if secret_directions else "")
+               + "(\"nsnc_improved\", \"noise\") under the secret seed")
+    return o2nc_family_files(
+        outcome, averages=outcome.result.block_averages, objectives=outcome.block_objectives,
+        averages_file="blocks.csv", index_name="output_block", diagnostics_doc=NSNC_DIAGNOSTICS,
+        ledger=nsnc_ledger(outcome), nonprivate=lambda: nsnc_nonprivate(outcome), summary=nsnc_summary(outcome),
+        algorithm_streams=streams, command=command, include_nonprivate=include_nonprivate)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -495,3 +495,15 @@ def test_budget_and_memory_helpers():
     with pytest.raises(nsnc.SamplesNeeded) as caught:
         nsnc.prepare_nsnc_improved("single-pass", samples=1, directions=4)
     nsnc.prepare_nsnc_improved("single-pass", samples=caught.value.needed, directions=4)  # enough indeed
+
+
+def test_manifest_names_the_seed_that_drew_the_directions():
+    """Under the high-probability guarantee the directions come from the secret seed, and the manifest says so."""
+    for directions, where in ((64, "secret"), (1, "public")):
+        outcome = nsnc.run_nsnc_improved("single-pass", d=4, samples=2000, population=40, goldstein_samples=8,
+                                         directions=directions)
+        assert outcome.result.ledger.settings.direction_seed == where
+        streams = json.loads(nsnc.nsnc_publication(outcome, command="dpref run")["manifest.json"])["seeds"][
+            "algorithm_streams"]
+        public, secret = streams.split(" under seed; ")
+        assert ('"direction", t' in secret) == (where == "secret") and ('"direction", t' in public) == (where == "public")
