@@ -85,6 +85,7 @@ QUICK_TRIALS = 200_000
 #: Smaller quick budgets for scenarios that run a whole algorithm per trial (T = 100 DPZero steps each).
 QUICK_TRIALS_BY_SCENARIO = {"dpzero-full-run": 2_000, "dpzero-full-run-poisson": 1_000, "dpzero-published": 100,
                             "zo_o2nc-published": 50, "nsnc_improved-published": 50,
+                            "nsnc_improved-published-theory-m": 50,
                             # draws the canary slot's m = 400 fresh public directions per trial (~2 s per 10⁵ outputs)
                             "nsnc_improved-high-probability": 50_000}
 #: Joint confidence of every quick audit's verdict: a correct (even exactly tight) mechanism is reported as a
@@ -94,7 +95,8 @@ QUICK_CONFIDENCE = 1 - 1e-6
 #: Trials per dataset of ``audit run`` on a scenario when --trials is not given.
 DEFAULT_TRIALS = 100_000
 #: Smaller defaults for scenarios whose trial is a whole run written out as files (milliseconds each).
-DEFAULT_TRIALS_BY_SCENARIO = {"dpzero-published": 1_000, "zo_o2nc-published": 300, "nsnc_improved-published": 300}
+DEFAULT_TRIALS_BY_SCENARIO = {"dpzero-published": 1_000, "zo_o2nc-published": 300, "nsnc_improved-published": 300,
+                              "nsnc_improved-published-theory-m": 300}
 #: How the oracle value is labelled everywhere: it is chosen on the counted data, so it certifies nothing.
 ORACLE_LABEL = "best threshold searched on the counted data (not a bound, optimistic)"
 #: How the known-law oracle is labelled: the ε_lb one threshold fixed from the true law would certify on the same data.

@@ -258,9 +258,6 @@ NSNC_REFUSED = {
 #: --sensitivity-mode values -> the algorithm's sensitivity_mode.
 SENSITIVITY_MODE_NAMES = {"auto": "auto", "worst-case": "worst_case"}
 
-#: ``dpref run nsnc_improved``'s number of directions per record when --directions is not given: the practical
-#: mode (the theory's privacy floor is ~10⁶–10⁷ at the default sizes; the plan stays valid at any m).
-NSNC_CLI_DIRECTIONS = 64
 
 
 def _directions_value(text: str):
@@ -344,7 +341,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                        help=f"{' | '.join(NSNC_ORACLES)} (required): Algorithm 3, 3 with common random numbers, 5, "
                             "4, 4 with Algorithm 5's estimator")
     group.add_argument("--directions", type=_directions_value, default=None, metavar="M",
-                       help=f"directions (first order: perturbations) per record (default {NSNC_CLI_DIRECTIONS}: the "
+                       help=f"directions (first order: perturbations) per record (default {NSNC_DEFAULTS['directions']}: the "
                             "practical mode, accounted with min(worst case, high probability)); 'theory': the "
                             "theory's privacy floor, often beyond the evaluation budget (the refusal names the "
                             "largest M that fits)")
@@ -613,7 +610,7 @@ def _nsnc_settings_from_args(args) -> dict:
     _require(math.isfinite(radius) and low <= radius <= high,
              f"--smoothing-radius must lie in [{low:g}, {high:g}] (float64 finite differences need alpha well above "
              f"the rounding of the iterates), got {radius}")
-    directions = NSNC_CLI_DIRECTIONS if args.directions is None else args.directions
+    directions = NSNC_DEFAULTS["directions"] if args.directions is None else args.directions
     _require(directions == "theory" or directions >= 1, f"--directions must be >= 1 or 'theory', got {directions}")
     variant = NSNC_DEFAULTS["variant"] if args.variant is None else args.variant
     _require(variant in NSNC_VARIANTS, f"--variant must be one of {', '.join(NSNC_VARIANTS)}, got {variant!r}")
@@ -652,7 +649,7 @@ def _nsnc_settings_from_args(args) -> dict:
              "regenerated; omit --noise-seed to draw fresh secret entropy)")
     return {"oracle": args.oracle, "problem": problem, "d": d, "samples": samples, "population": population,
             "held_out_n": args.held_out_n, "data_seed": args.data_seed, "epsilon": epsilon, "delta": delta,
-            "smoothing_radius": radius, "directions": None if directions == "theory" else directions,
+            "smoothing_radius": radius, "directions": directions,
             "variant": variant, "accountant": accountant,
             "clip_hardening": clip_hardening, "sensitivity_mode": SENSITIVITY_MODE_NAMES[mode],
             "target_stationarity": target, "seed": args.seed, "noise_seed": args.noise_seed, "backend": backend,

@@ -77,11 +77,16 @@ CATALOGUE: tuple[Entry, ...] = (
           "nsnc_improved Alg 2+Alg 3, T=32 (2 periods of Σ=16), d=3, B1=1, B2=4, m=(400, 1), L=1, canary in the reset "
           "leaf of period 2, σ=18.7329, fresh directions per trial, ‖a‖≈1.002; plan high-probability, μ=0.493946, "
           "δ_fail=2.5e-06"),
-    Entry("nsnc_improved-published", "scenario", "epsilon_delta", 0.9999999999999998, None, None,
+    Entry("nsnc_improved-published", "scenario", "gdp", 0.9999999999999996, 0.23670438066343558, None,
           "nsnc_improved publication (nsnc_improved single-pass with default arguments: fresh secret entropy, default "
-          "publication), d=1, M=32 (T=17, Σ=4, B1=4), canary in the reset leaf of period 1, σ=12.3455, releases' "
-          "μ=0.03507, a fresh public seed per trial; plan high-probability, μ=0.229087, δ_fail=5e-07; score: the "
-          "training split's best feature"),
+          "publication), d=1, M=32 (T=17, Σ=4, B1=4), canary in the reset leaf of period 1, σ=23.8984, releases' "
+          "μ=0.01812, a fresh public seed per trial; plan worst-case, μ=0.236704, δ_fail=0; score: the training "
+          "split's best feature"),
+    Entry("nsnc_improved-published-theory-m", "scenario", "epsilon_delta", 0.9999999999999998, None, None,
+          "nsnc_improved publication (nsnc_improved single-pass with the theory's directions (directions='theory'): "
+          "the high-probability guarantee, directions from the secret seed), d=1, M=32 (T=17, Σ=4, B1=4), canary in "
+          "the reset leaf of period 1, σ=12.3455, releases' μ=0.03507, a fresh public seed per trial; plan "
+          "high-probability, μ=0.229087, δ_fail=5e-07; score: the training split's best feature"),
     Entry("noise_halved", "planted bug", "epsilon_delta", 1.0, None, 2.1546766576676992,
           "clipped mean, n=100, C=1, σ=0.0373063, μ=0.536102"),
     Entry("sensitivity_c_over_n", "planted bug", "epsilon_delta", 1.0, None, 2.1546766576676992,
@@ -133,9 +138,8 @@ CATALOGUE: tuple[Entry, ...] = (
     Entry("nsnc_improved-fo-reset-halved", "planted bug", "gdp", 2.0, 0.5015516891696565, 4.392910874934877,
           "nsnc_improved Alg 2+Alg 5, T=32 (2 periods of Σ=16), d=2, B1=1, B2=4, m=1, L=1, canary in the reset leaf of "
           "period 2, σ=4.4583, pair μ=1.0031; [planted: σ for Lemma C.1's printed L/B1, claimed μ=0.501552]"),
-    Entry("nsnc_improved-published-nonprivate", "planted bug", "epsilon_delta", 0.9999999999999998, None, None,
+    Entry("nsnc_improved-published-nonprivate", "planted bug", "gdp", 0.9999999999999996, 0.23670438066343558, None,
           "nsnc_improved publication (the NOT PRIVATE training diagnostics published (include_nonprivate=True)), d=1, "
-          "M=32 (T=17, Σ=4, B1=4), canary in the reset leaf of period 1, σ=12.3455, releases' μ=0.03507, a fresh "
-          "public seed per trial; plan high-probability, μ=0.229087, δ_fail=5e-07; score: the training split's best "
-          "feature"),
+          "M=32 (T=17, Σ=4, B1=4), canary in the reset leaf of period 1, σ=23.8984, releases' μ=0.01812, a fresh "
+          "public seed per trial; plan worst-case, μ=0.236704, δ_fail=0; score: the training split's best feature"),
 )

@@ -21,12 +21,16 @@ population and the held-out draws, and every published file — except the run's
 ("nsnc_improved", "noise"), and, under the high-probability guarantee, the directions).
 
 The pipeline. Each trial runs ``run_nsnc_improved`` with its DEFAULT arguments (oracle "single-pass", ε = 1, δ =
-1e-6, α = 0.25, the theory's m, variant "corrected", accountant "exact", sensitivity mode "auto", no clip hardening,
-Goldstein samples 256, default backend, no ``noise_seed``: fresh operating-system entropy) on M = 32 records in
-d = 1 over a population of 2 ridges of the "capped" profile (T = 17 steps, K = 17 blocks of 1 step, Σ = 4, B1 = 4,
-B2 = 1), then ``nsnc_publication(outcome, command=...)`` (releases.csv, blocks.csv, output.csv, diagnostics.json,
-ledger.json, manifest.json). At these sizes the plan's guarantee is "high-probability" (the increments' Lemma 3.3
-bound is below their worst case; δ_fail = 5e-7 is paid inside δ), so the directions come from the secret seed.
+1e-6, α = 0.25, m = 64 directions per record (the default of the library and of ``dpref run nsnc_improved``),
+variant "corrected", accountant "exact", sensitivity mode "auto", no clip hardening, Goldstein samples 256, default
+backend, no ``noise_seed``: fresh operating-system entropy) on M = 32 records in d = 1 over a population of 2 ridges
+of the "capped" profile (T = 17 steps, K = 17 blocks of 1 step, Σ = 4, B1 = 4, B2 = 1), then
+``nsnc_publication(outcome, command=...)`` (releases.csv, blocks.csv, output.csv, diagnostics.json, ledger.json,
+manifest.json). At m = 64 the plan's guarantee is "worst-case" (the high-probability bound needs the theory's m), so
+the directions come from the public seed. The variant ``theory_directions`` (registered as
+``nsnc_improved-published-theory-m``) runs with ``directions="theory"``: the guarantee is then
+"high-probability" (the increments' Lemma 3.3 bound is below their worst case; δ_fail = 5e-7 is paid inside δ) and
+the directions come from the secret seed, so that path's publication is audited too.
 ``run_nsnc_improved`` only runs built-in problems, so the scenario substitutes ONE thing: the problem it builds.
 The trial calls ``run_nsnc_improved``, ``prepare_nsnc_improved`` and ``execute_nsnc_improved``'s own code over a
 copy of ``reference.runner_nsnc_improved``'s namespace in which ``build_ridge_problem`` returns the canary problem
@@ -62,14 +66,14 @@ b. ``regenerated[SOURCE]``: the noise TREE(σ z_c) of every candidate seed c (th
 c. ``published.file_features``: every file's presence and length, every numeric leaf of every JSON file, every
    numeric cell of every CSV file except releases.csv, ``completed``.
 
-Claim: the ledger's guarantee. "high-probability" (the default here): (ε, δ) = (``plan.epsilon``,
-``plan.dp_delta``) = (1, 1e-6), δ_fail included — only the Clopper–Pearson ε_lb may refute it. "worst-case" or
-"clip-hardened" (other settings): μ-GDP at ``plan.mu`` with δ = dp_delta. The pair attains far less (its releases'
-μ = (L/B1)√(⌊log2 Σ⌋ + 1)/σ ≈ 0.035 against the plan's 0.229, which is set by the increments' sensitivity): a
-consistent verdict says that no file adds to what the releases carry, not that the accounting is tight
-(``empirical_dp.nsnc_improved`` audits that).
+Claim: the ledger's guarantee. "worst-case" (the default here) or "clip-hardened": μ-GDP at ``plan.mu`` (0.2367,
+ε = 1 at δ = 1e-6) with δ = dp_delta. "high-probability" (``theory_directions``): (ε, δ) = (``plan.epsilon``,
+``plan.dp_delta``) = (1, 1e-6), δ_fail included — only the Clopper–Pearson ε_lb may refute it. The pair attains far
+less (its releases' μ = (L/B1)√(⌊log2 Σ⌋ + 1)/σ ≈ 0.018 at the default and 0.035 under ``theory_directions``,
+against the plans' 0.237 and 0.229, which are set by the increments' sensitivity): a consistent verdict says that no
+file adds to what the releases carry, not that the accounting is tight (``empirical_dp.nsnc_improved`` audits that).
 
-Variants (``VARIANTS``): ``nonprivate``: the NOT PRIVATE diagnostics published (``include_nonprivate=True``:
+Variants (``VARIANTS``): ``theory_directions`` (above); ``nonprivate``: the NOT PRIVATE diagnostics published (``include_nonprivate=True``:
 nonprivate_diagnostics.json, training objective and stationarity, norms of the noiseless sums), registered in
 ``empirical_dp.planted`` as ``nsnc_improved-published-nonprivate`` — caught by their raw values.
 
@@ -121,9 +125,13 @@ __all__ = [
 #: The variants of the pipeline: name → (what it runs, its correct twin or None).
 VARIANTS = {
     "default": ("nsnc_improved single-pass with default arguments: fresh secret entropy, default publication", None),
+    "theory_directions": ("nsnc_improved single-pass with the theory's directions (directions='theory'): the "
+                          "high-probability guarantee, directions from the secret seed", None),
     "nonprivate": ("the NOT PRIVATE training diagnostics published (include_nonprivate=True)", "default"),
 }
 
+#: Arguments a variant passes to the run besides the defaults.
+_VARIANT_ARGUMENTS = {"theory_directions": {"directions": "theory"}}
 #: The built-in run: M records, d, the (ε, δ) target (the runner's defaults), α (the default), the public seed
 #: (None: a fresh one per trial) and the data seed (the default).
 SETTINGS = dict(samples=32, d=1, epsilon=1.0, delta=1e-6, smoothing_radius=0.25, public_seed=None, data_seed=0)
@@ -232,9 +240,11 @@ class NsncImprovedPublishedSetup:
         return int(self.shape[0] * self.shape[1])
 
     def run_arguments(self) -> dict:
-        """The arguments of every trial's run besides the problem: the (ε, δ) target and α (the defaults)."""
+        """The arguments of every trial's run besides the problem: the (ε, δ) target and α (the defaults), and
+        directions="theory" for that variant (else the default m)."""
         s = self.settings
-        return dict(epsilon=s["epsilon"], delta=s["delta"], smoothing_radius=s["smoothing_radius"])
+        return dict(epsilon=s["epsilon"], delta=s["delta"], smoothing_radius=s["smoothing_radius"],
+                    **_VARIANT_ARGUMENTS.get(self.variant, {}))
 
 
 def _check_settings(overrides: dict) -> dict:
@@ -293,7 +303,7 @@ def nsnc_improved_published_setup(variant: str = "default", **overrides) -> Nsnc
     s = _check_settings(overrides)
     problems = canary_problems(s["samples"], s["d"], data_seed=s["data_seed"])
     arguments = dict(epsilon=s["epsilon"], delta=s["delta"], smoothing_radius=s["smoothing_radius"],
-                     seed=0 if s["public_seed"] is None else s["public_seed"])
+                     seed=0 if s["public_seed"] is None else s["public_seed"], **_VARIANT_ARGUMENTS.get(variant, {}))
     user_secret = 2**100 + 20250701  # the checks' known secret (≠ every public seed of the checks)
     means, plan, sigma, shape, tree_size, B1 = [], None, None, None, None, None
     for problem in problems:
@@ -423,7 +433,8 @@ class NsncImprovedPublishedAudit(PublishedAudit):
 def nsnc_improved_published_scenario(variant: str = "default", *, name=None, training_trials=TRAINING_TRIALS,
                                      training_seed=0, **settings) -> NsncImprovedPublishedAudit:
     """A ``NsncImprovedPublishedAudit`` of ``variant``; name defaults to "nsnc_improved-published" for the default
-    variant, else "nsnc_improved-published-VARIANT"."""
+    variant, else "nsnc_improved-published-VARIANT" (the registered theory_directions one is
+    "nsnc_improved-published-theory-m")."""
     setup = nsnc_improved_published_setup(variant, **settings)
     if name is None:
         name = ("nsnc_improved-published" if variant == "default"
@@ -438,5 +449,6 @@ def _factory(variant: str, name: str) -> Callable[[], NsncImprovedPublishedAudit
 #: Registered name → factory of its ``NsncImprovedPublishedAudit`` (the default and the planted leak).
 NSNC_IMPROVED_PUBLISHED_BUILTINS: dict[str, Callable[[], NsncImprovedPublishedAudit]] = {
     "nsnc_improved-published": _factory("default", "nsnc_improved-published"),
+    "nsnc_improved-published-theory-m": _factory("theory_directions", "nsnc_improved-published-theory-m"),
     "nsnc_improved-published-nonprivate": _factory("nonprivate", "nsnc_improved-published-nonprivate"),
 }

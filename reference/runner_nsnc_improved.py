@@ -176,12 +176,14 @@ NSNC_SENSITIVITY_MODES = SENSITIVITY_MODES
 NSNC_NOISES = ("gaussian", "none")
 
 #: Defaults of ``run_nsnc_improved`` (and ``dpref run nsnc_improved``). samples: single pass; multi_pass_samples:
-#: the multi-pass oracles (every step reads every record). directions None: the theory's m (its privacy floor).
+#: the multi-pass oracles (every step reads every record). directions: m per record, the practical mode (the
+#: theory's privacy floor, ``directions="theory"``, is ~10⁶–10⁷ at these sizes and beyond the evaluation budget; the
+#: plan stays valid at any m, with min(worst case, high probability) per step kind).
 #: target_stationarity: β of Theorem 4.1 (multi pass only; T grows like β^−3, and the 2α-Goldstein norm of an
 #: L-Lipschitz F never exceeds L = 1, so β ≥ 1 certifies nothing a start point does not already have: at CPU scale
 #: the multi-pass settings are run for their D, M, T and Σ).
 NSNC_DEFAULTS = {"problem": "wshape", "d": 4, "samples": 20_000, "multi_pass_samples": 5_000, "population": 1000,
-                 "epsilon": 1.0, "delta": 1e-6, "smoothing_radius": 0.25, "directions": None,
+                 "epsilon": 1.0, "delta": 1e-6, "smoothing_radius": 0.25, "directions": 64,
                  "variant": "corrected", "accountant": "exact", "clip_hardening": False, "sensitivity_mode": "auto",
                  "target_stationarity": 1.5, "goldstein_samples": 256}
 
@@ -456,14 +458,15 @@ def _theory(oracle, samples, d, gap, alpha, epsilon, delta, *, variant, accounta
         try:
             return single_pass_settings(samples, d, L, gap, alpha, epsilon, delta, variant=variant,
                                         accountant=accountant, oracle=oracle, directions=directions,
-                                        clip_hardening=clip_hardening)
+                                        clip_hardening=clip_hardening, allow_vacuous=True)
         except ValueError as exc:
             found = re.search(r"cannot hold one block.*n = (\d+) suffices", str(exc))
             if not found:
                 raise
             raise SamplesNeeded(oracle, samples, int(found.group(1))) from None
     try:
-        return multi_pass_settings(samples, d, L, gap, alpha, target, epsilon, delta, variant=variant)
+        return multi_pass_settings(samples, d, L, gap, alpha, target, epsilon, delta, variant=variant,
+                                   allow_vacuous=True)
     except ValueError as exc:
         found = re.search(r"cannot certify target_stationarity.*certified bound is ([0-9.e+-]+);", str(exc))
         if not found:
@@ -566,10 +569,22 @@ def _check_budgets(run: dict, *, oracle, backend, d, directions, multi) -> None:
     raise BudgetExceeded("evaluations", needed, budget, backend, detail, reduce, fits)
 
 
+def _check_directions(directions):
+    """directions: a whole number ≥ 1, or "theory" (returned as None: the theory's privacy floor)."""
+    if isinstance(directions, str):
+        if directions != "theory":
+            raise ValueError(f"directions must be a whole number >= 1 or 'theory' (the theory's privacy floor), got "
+                             f"{directions!r}")
+        return None
+    if directions is None:
+        raise TypeError("directions must be a whole number >= 1 or 'theory' (the theory's privacy floor), got None")
+    return check_int("directions", directions, minimum=1)
+
+
 def prepare_nsnc_improved(oracle: str = "single-pass", *, problem: str = "wshape", d: int = 4,
                           samples: int | None = None, population: int = 1000, held_out_n: int | None = None,
                           data_seed: int = 0, epsilon: float = 1.0, delta: float = 1e-6,
-                          smoothing_radius: float = 0.25, directions: int | None = None, variant: str = "corrected",
+                          smoothing_radius: float = 0.25, directions: int | str = 64, variant: str = "corrected",
                           accountant: str = "exact", clip_hardening: bool = False, sensitivity_mode: str = "auto",
                           target_stationarity: float | None = None, seed: int = 0, noise_seed=None,
                           noise: str = "gaussian", backend: str | None = None, goldstein_samples: int = 256,
@@ -598,8 +613,7 @@ def prepare_nsnc_improved(oracle: str = "single-pass", *, problem: str = "wshape
     if not low <= smoothing_radius <= high:
         raise ValueError(f"smoothing_radius must lie in [{low:g}, {high:g}] (float64 finite differences at |x0| = "
                          f"{X1_NORM:g} need alpha well above the rounding of the iterates), got {smoothing_radius!r}")
-    if directions is not None:
-        directions = check_int("directions", directions, minimum=1)
+    directions = _check_directions(directions)
     _check_choice("variant", variant, NSNC_VARIANTS)
     _check_choice("accountant", accountant, NSNC_ACCOUNTANTS)
     _check_choice("sensitivity_mode", sensitivity_mode, NSNC_SENSITIVITY_MODES)
@@ -670,7 +684,8 @@ def prepare_nsnc_improved(oracle: str = "single-pass", *, problem: str = "wshape
                 "x0_norm": X1_NORM, "tau": RIDGE_TAU, "offset_scale": RIDGE_OFFSET_SCALE,
                 "lipschitz": RIDGE_LIPSCHITZ, "initial_gap": gap, "epsilon": epsilon, "delta": delta,
                 "smoothing_radius": smoothing_radius,
-                "goldstein_radius": 2 * smoothing_radius, "directions": directions, "variant": variant,
+                "goldstein_radius": 2 * smoothing_radius,
+                "directions": "theory" if directions is None else directions, "variant": variant,
                 "accountant": accountant if not multi else None, "clip_hardening": clip_hardening,
                 "sensitivity_mode": sensitivity_mode, "target_stationarity": target, "noise": noise, "seed": seed,
                 "backend": backend, "goldstein_samples": goldstein_samples,
@@ -778,7 +793,7 @@ def execute_nsnc_improved(prepared: NsncPrepared, *, progress: bool = False) -> 
 def run_nsnc_improved(oracle: str = "single-pass", *, problem: str = "wshape", d: int = 4, samples: int | None = None,
                       population: int = 1000, held_out_n: int | None = None, data_seed: int = 0,
                       epsilon: float = 1.0, delta: float = 1e-6, smoothing_radius: float = 0.25,
-                      directions: int | None = None, variant: str = "corrected", accountant: str = "exact",
+                      directions: int | str = 64, variant: str = "corrected", accountant: str = "exact",
                       clip_hardening: bool = False, sensitivity_mode: str = "auto",
                       target_stationarity: float | None = None, seed: int = 0, noise_seed=None,
                       noise: str = "gaussian", backend: str | None = None, goldstein_samples: int = 256,
@@ -788,8 +803,8 @@ def run_nsnc_improved(oracle: str = "single-pass", *, problem: str = "wshape", d
 
     problem, d, samples (M records; default 20 000, multi pass 5 000), population, held_out_n (default M), data_seed:
     ``reference.runner.build_ridge_problem``. epsilon, delta: the (ε, δ) target. smoothing_radius: α ≤ Φ/L (the
-    output's Goldstein norm is reported at radius 2α). directions: an explicit m per record (None: the theory's
-    floor; first order: the increment's m, the reset uses one perturbation). variant: "corrected" or "paper".
+    output's Goldstein norm is reported at radius 2α). directions: m per record (default 64, the practical
+    mode; "theory": the theory's privacy floor; first order: the increment's m, the reset uses one perturbation). variant: "corrected" or "paper".
     accountant (single pass): "exact" or "paper". clip_hardening (single pass): per-record clipping to the
     high-probability bounds. sensitivity_mode: "auto" (min(worst case, high probability), δ_fail counted) or
     "worst_case". target_stationarity: β (multi pass only; default 1.5). seed: public (directions, s_t, k*, the
@@ -827,7 +842,7 @@ def _plain(value):
 _THEORY_FIELDS = ("T0", "T", "K", "M", "tree_size", "B1", "B2", "step_bound", "step_size", "m", "m_reset",
                   "m_increment", "m_privacy", "m_privacy_reset", "m_privacy_increment", "m_variance", "noise_std",
                   "noise_std_reset", "noise_std_increment", "mu", "epsilon_exact", "delta_fail", "guarantee", "G0",
-                  "G1", "certified_bound", "records_used", "records_unused", "meets_target", "note")
+                  "G1", "certified_bound", "vacuous", "records_used", "records_unused", "meets_target", "note")
 
 
 def _theory_record(theory) -> dict:
@@ -864,6 +879,8 @@ def nsnc_summary(outcome: NsncOutcome, *, include_nonprivate: bool = False) -> d
     record["evaluation_budget"] = evaluation_budget(outcome.settings["backend"], outcome.settings["d"])
     record["meets_target"] = (None if outcome.settings["target_stationarity"] is None else
                               bool(run["certified_bound"] <= outcome.settings["target_stationarity"]))
+    # ‖∂̄_{2α}F‖ ≤ L everywhere, so a bound ≥ L certifies nothing (nsnc_improved_theory, "Vacuous settings")
+    record["certified_bound_vacuous"] = bool(run["certified_bound"] >= outcome.settings["lipschitz"])
     record["theory"] = _theory_record(outcome.theory)
     if plan is None:
         record.update({key: None for key in _PLAN_FIELDS})
@@ -955,7 +972,7 @@ def render_nsnc(record: dict) -> str:
                "used")
     noise = (f"sigma = {_fmt(record['noise_std'])}" if not multi else
              f"sigma_1 = {_fmt(record['noise_std_reset'])}, sigma_2 = {_fmt(record['noise_std_increment'])}")
-    given = record["directions"] is not None
+    given = record["directions"] != "theory"
     floor = theory.get("m_privacy", theory.get("m_privacy_increment"))
     rows = [
         ("algorithm", f"nsnc_improved {oracle}: {_ORACLE_LABELS[oracle]}, {record['backend']} backend"),
@@ -1016,6 +1033,8 @@ def render_nsnc(record: dict) -> str:
     certified = (f"E|grad F(x_out)|_{{2alpha}} <= {_fmt(record['certified_bound'])} (Proposition 2.6 corrected, "
                  f"G0 = {_fmt(record['G0'])}, G1 = {_fmt(record['G1'])}; the theory's own settings: "
                  f"{_fmt(theory['certified_bound'])})")
+    if record["certified_bound_vacuous"]:
+        certified += f"; VACUOUS: >= L = {_fmt(record['lipschitz'])}, which every point meets"
     if multi:
         certified += (f"; for the empirical risk (ERM); target {_fmt(record['target_stationarity'])} "
                       f"{'met' if record['meets_target'] else 'not met'}")

@@ -1,7 +1,8 @@
 """Audit of everything a default nsnc_improved run publishes (empirical_dp/nsnc_improved_published.py): the pipeline
 is the shipped ``run_nsnc_improved`` with default arguments on the flat/canary pair, the attacker's noise model is
-the algorithm's, the features read every file, the default publication is consistent with the ledger's
-high-probability (ε, δ) claim and the planted leak (the NOT PRIVATE diagnostics published) is a violation named by
+the algorithm's, the features read every file, the default publication (m = 64: worst-case μ-GDP, public
+directions) and the theory-directions one (the high-probability (ε, δ) claim, secret directions) are consistent
+with their ledgers' claims, and the planted leak (the NOT PRIVATE diagnostics published) is a violation named by
 its feature. The registered planted budget is run by tests/test_planted.py."""
 
 from __future__ import annotations
@@ -40,6 +41,11 @@ def setup():
     return nsnc_improved_published_setup()
 
 
+@pytest.fixture(scope="module")
+def theory_setup():
+    return nsnc_improved_published_setup("theory_directions")
+
+
 def _releases(files):
     return np.array([float(line.split(",")[2]) for line in files["releases.csv"].splitlines()[1:]])
 
@@ -56,10 +62,22 @@ def test_pair_and_noiseless_sums(setup):
     expected[:4] = 1 / setup.B1  # the canary's L/B1 on period 1, whatever the (secret) directions
     np.testing.assert_allclose(setup.means[1], expected, rtol=0, atol=1e-15)
     plan = setup.plan
-    assert plan.guarantee == "high-probability" and plan.delta_fail > 0 and plan.dp_delta == 1e-6
+    assert plan.guarantee == "worst-case" and plan.delta_fail == 0 and plan.dp_delta == 1e-6
     # leaf 1 of a 4-leaf tree enters 3 nodes: μ = (L/B1)√3/σ, far below the plan's μ
     assert setup.releases_mu == pytest.approx(np.sqrt(3) / (setup.B1 * setup.noise_std), rel=1e-9)
     assert setup.releases_mu < plan.mu
+
+
+def test_theory_directions_variant_is_the_high_probability_path(theory_setup, setup):
+    plan = theory_setup.plan
+    assert plan.guarantee == "high-probability" and plan.delta_fail > 0 and plan.dp_delta == 1e-6
+    assert theory_setup.shape == setup.shape and theory_setup.tree_size == setup.tree_size
+    np.testing.assert_array_equal(theory_setup.means, setup.means)  # the pair's sums do not depend on m at d = 1
+    assert theory_setup.releases_mu == pytest.approx(np.sqrt(3) / (theory_setup.B1 * theory_setup.noise_std),
+                                                     rel=1e-9)
+    assert theory_setup.run_arguments()["directions"] == "theory" and "directions" not in setup.run_arguments()
+    outcome = run_pipeline(theory_setup.problems[1], seed=11, noise_seed=2**90 + 7, **theory_setup.run_arguments())
+    assert outcome.result.ledger.settings.direction_seed == "secret"
 
 
 def test_pipeline_is_the_default_run_and_the_noise_model_is_the_algorithms(setup):
@@ -70,7 +88,7 @@ def test_pipeline_is_the_default_run_and_the_noise_model_is_the_algorithms(setup
         assert nsnc_runner.build_ridge_problem is original  # the reference module is never modified
         assert outcome.problem is setup.problems[which] and outcome.settings["oracle"] == "single_pass"
         assert outcome.settings["goldstein_samples"] == 256 and outcome.settings["sensitivity_mode"] == "auto"
-        assert outcome.result.ledger.settings.direction_seed == "secret"
+        assert outcome.result.ledger.settings.direction_seed == "public"
         np.testing.assert_allclose(np.asarray(outcome.result.diagnostics.noiseless_sums).reshape(-1, 1),
                                    setup.means[which], rtol=0, atol=1e-12)
         residual = np.asarray(outcome.result.releases).reshape(-1) - setup.means[which].reshape(-1)
@@ -85,7 +103,7 @@ def test_trials_publish_every_file_with_fresh_secrets(setup):
     assert json.loads(first["ledger.json"])["seed"] == json.loads(second["ledger.json"])["seed"]
     assert not np.array_equal(_releases(first), _releases(second))
     ledger = json.loads(first["ledger.json"])
-    assert ledger["secret_seed_source"] == "os_entropy" and ledger["guarantee"] == "high-probability"
+    assert ledger["secret_seed_source"] == "os_entropy" and ledger["guarantee"] == "worst-case"
     a, b = (publish(setup, np.random.default_rng(5), 1, proxy=True) for _ in range(2))
     np.testing.assert_array_equal(_releases(a), _releases(b))
     leaky = publish(nsnc_improved_published_setup("nonprivate"), np.random.default_rng(2), 1)
@@ -112,11 +130,13 @@ def test_features_read_every_file_and_a_leaked_secret_is_regenerated(setup):
     assert audit.features({"error.txt": "ValueError: x\n"})["completed"] == 0.0
 
 
-def test_default_publication_is_consistent_at_the_quick_budget():
-    trials = QUICK_TRIALS_BY_SCENARIO["nsnc_improved-published"]
-    outcome = audit_published(nsnc_improved_published_scenario(), trials, seed=0, confidence=QUICK_CONFIDENCE)
+@pytest.mark.parametrize("variant, claim_type", [("default", "gdp"), ("theory_directions", "epsilon_delta")])
+def test_publications_are_consistent_at_the_quick_budget(variant, claim_type):
+    name = "nsnc_improved-published" + ("" if variant == "default" else "-theory-m")
+    trials = QUICK_TRIALS_BY_SCENARIO[name]
+    outcome = audit_published(nsnc_improved_published_scenario(variant), trials, seed=0, confidence=QUICK_CONFIDENCE)
     result = outcome.result
-    assert result.verdict == "consistent" and result.claim_type == "epsilon_delta"
+    assert result.verdict == "consistent" and result.claim_type == claim_type
     assert result.claimed_epsilon == pytest.approx(1.0) and result.epsilon_lb <= 1.0
 
 
@@ -130,19 +150,22 @@ def test_planted_leak_is_a_violation_named_by_its_feature():
 
 
 def test_registered_scenario_planted_leak_and_twin():
-    assert NSNC_IMPROVED_PUBLISHED_BUILTIN_NAMES == ("nsnc_improved-published",)
+    assert NSNC_IMPROVED_PUBLISHED_BUILTIN_NAMES == ("nsnc_improved-published",
+                                                     "nsnc_improved-published-theory-m")
     assert DEFAULT_TRIALS_BY_SCENARIO["nsnc_improved-published"] == 300
     scenario = SCENARIOS["nsnc_improved-published"]
     assert isinstance(scenario, Scenario) and scenario.name == "nsnc_improved-published"
-    assert scenario.claim_type == "epsilon_delta" and scenario.delta == 1e-6 and scenario.tight_epsilon is None
-    assert set(planted.NSNC_IMPROVED_PUBLISHED_PLANTED) == set(NSNC_IMPROVED_PUBLISHED_BUILTINS) - {
-        "nsnc_improved-published"}
+    assert scenario.claim_type == "gdp" and scenario.delta == 1e-6 and scenario.tight_epsilon is None
+    theory = SCENARIOS["nsnc_improved-published-theory-m"]
+    assert theory.claim_type == "epsilon_delta" and theory.delta == 1e-6
+    assert set(planted.NSNC_IMPROVED_PUBLISHED_PLANTED) == set(NSNC_IMPROVED_PUBLISHED_BUILTINS) - set(
+        NSNC_IMPROVED_PUBLISHED_BUILTIN_NAMES)
     for name, (variant, twin) in planted.NSNC_IMPROVED_PUBLISHED_PLANTED.items():
         factory, attack, budget = planted.PLANTED[name]
         built = factory()
         assert built.name == name and budget == planted.NSNC_IMPROVED_PUBLISHED_BUDGET == 100
         assert attack(built) == built.log_likelihood_ratio
-        assert built.claimed_epsilon == scenario.claimed_epsilon and built.claim_type == "epsilon_delta"
+        assert built.claimed_epsilon == scenario.claimed_epsilon and built.claim_type == "gdp"
         assert VARIANTS[variant][1] == twin and planted.TWINS[name][0]().name == f"{name}-twin"
         assert len(name) <= 38
     assert isinstance(NSNC_IMPROVED_PUBLISHED_BUILTINS["nsnc_improved-published"](), PublishedAudit)

@@ -101,7 +101,7 @@ SINGLE_SETTINGS = [
 
 @pytest.mark.parametrize("kw", SINGLE_SETTINGS)
 def test_single_pass_bound_is_the_theory_bound(kw):
-    s = th.single_pass_settings(**kw)
+    s = th.single_pass_settings(**kw, allow_vacuous=True)
     bound, G0 = rate._single_bound(s)
     assert bound == pytest.approx(s.certified_bound, rel=1e-12)
     assert G0 == pytest.approx(s.G0, rel=1e-12)
@@ -109,7 +109,7 @@ def test_single_pass_bound_is_the_theory_bound(kw):
 
 @pytest.mark.parametrize("args", rate.MULTI)
 def test_multi_pass_bound_is_the_theory_bound(args):
-    s = th.multi_pass_settings(*args)
+    s = th.multi_pass_settings(*args, allow_vacuous=True)
     bound, G0 = rate._multi_bound(s)
     assert bound == pytest.approx(s.certified_bound, rel=1e-12)
     assert G0 == pytest.approx(s.G0, rel=1e-12)
@@ -117,7 +117,7 @@ def test_multi_pass_bound_is_the_theory_bound(args):
 
 @pytest.mark.parametrize("kw", [k for k in SINGLE_SETTINGS if k.get("variant") != "paper"])
 def test_privacy_floors_are_the_settings_floors(kw):
-    s = th.single_pass_settings(**kw)
+    s = th.single_pass_settings(**kw, allow_vacuous=True)
     floors = rate._floors(s.oracle, s.d, s.smoothing_radius, s.step_bound, math.log(16 / kw["delta"]))
     assert (s.m_privacy_reset, s.m_privacy_increment) == tuple(max(1, math.ceil(f)) for f in floors)
 
@@ -139,7 +139,7 @@ def test_printed_rate_slope_tends_to_two_ninths():
     slopes = {}
     for variant in ("paper", "corrected"):
         bounds = [rate._single_bound(th.single_pass_settings(n, c["d"], c["lipschitz"], c["gap"], c["alpha"],
-                                                             c["epsilon"], c["delta"], variant=variant))[0]
+                                                             c["epsilon"], c["delta"], variant=variant, allow_vacuous=True))[0]
                   for n in ns]
         slopes[variant] = float(np.polyfit(np.log(np.asarray(ns, dtype=np.float64)), np.log(bounds), 1)[0])
     assert slopes["paper"] == pytest.approx(-2 / 9, abs=0.02)
@@ -152,8 +152,8 @@ def test_corrected_multi_pass_settings_are_invariant_for_a_non_dyadic_scale():
     scaled instance moves ⌈·⌉, hence T, by a whole block)."""
     n, d, L, gap, alpha, beta, eps, delta = rate.SCALE_BASE
     beta = 0.45
-    base = th.multi_pass_settings(n, d, L, gap, alpha, beta, eps, delta)
-    scaled = th.multi_pass_settings(n, d, L / 3, gap, alpha * 3, beta / 3, eps, delta)
+    base = th.multi_pass_settings(n, d, L, gap, alpha, beta, eps, delta, allow_vacuous=True)
+    scaled = th.multi_pass_settings(n, d, L / 3, gap, alpha * 3, beta / 3, eps, delta, allow_vacuous=True)
     assert [getattr(base, k) for k in rate.INTEGERS] == [getattr(scaled, k) for k in rate.INTEGERS]
     assert scaled.step_bound == pytest.approx(3 * base.step_bound, rel=1e-12)
     assert scaled.certified_bound == pytest.approx(base.certified_bound / 3, rel=1e-9)
@@ -161,8 +161,8 @@ def test_corrected_multi_pass_settings_are_invariant_for_a_non_dyadic_scale():
 
 def test_printed_variant_is_not_invariant():
     n, d, L, gap, alpha, beta, eps, delta = rate.SCALE_BASE
-    base = th.multi_pass_settings(n, d, L, gap, alpha, beta, eps, delta, variant="paper")
-    scaled = th.multi_pass_settings(n, d, L / 4, gap, alpha * 4, beta / 4, eps, delta, variant="paper")
+    base = th.multi_pass_settings(n, d, L, gap, alpha, beta, eps, delta, variant="paper", allow_vacuous=True)
+    scaled = th.multi_pass_settings(n, d, L / 4, gap, alpha * 4, beta / 4, eps, delta, variant="paper", allow_vacuous=True)
     assert scaled.T == base.T // 4  # T = ΦL²/(α²β³) scales like 1/c
 
 
@@ -170,7 +170,7 @@ def test_floor_erratum_numbers():
     """At the printed m the reset's high-probability bound is above the worst case (first configuration), and the
     exact ε of the σ sized for the high-probability sensitivities is far above the target in both."""
     for n, d, L, gap, alpha, beta, eps, delta in privacy.FLOOR_CONFIGS:
-        s = th.multi_pass_settings(n, d, L, gap, alpha, beta, eps, delta)
+        s = th.multi_pass_settings(n, d, L, gap, alpha, beta, eps, delta, allow_vacuous=True)
         assert s.m_variance < s.m_privacy
         plan = pr.nsnc_multi_pass_plan(oracle="multi_pass", d=d, lipschitz=L, smoothing_radius=alpha,
                                        step_bound=s.step_bound, n=n, tree_size=s.tree_size, T=s.T, m=s.m_variance,
@@ -179,7 +179,7 @@ def test_floor_erratum_numbers():
         assert plan.epsilon > 100 * eps
         assert s.plan.epsilon <= eps * (1 + 1e-12)
     first = privacy.FLOOR_CONFIGS[0]
-    s = th.multi_pass_settings(*first)
+    s = th.multi_pass_settings(*first, allow_vacuous=True)
     table = privacy._table("multi_pass", first[1], first[2], first[4], s.step_bound, first[0], first[0],
                            s.m_variance, s.m_variance, float(s.gamma))
     assert not table[0].uses_high_probability

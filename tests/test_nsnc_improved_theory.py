@@ -5,6 +5,7 @@ simulation), OGD's regret (the adversarial block against Lemma B.1's printed con
 
 import dataclasses
 import math
+import re
 
 import mpmath
 import numpy as np
@@ -47,13 +48,13 @@ def check_single_invariants(s):
 # --- single pass ------------------------------------------------------------------------------------------------------
 
 def test_single_pass_reproduces_the_scale_check():
-    s = th.single_pass_settings(**SCALE)
+    s = th.single_pass_settings(**SCALE, allow_vacuous=True)
     assert s.step_bound == pytest.approx(1.2e-3, rel=0.02)
     assert s.M == 103 and s.tree_size == 147
     assert s.m_reset == s.m_increment == pytest.approx(7.3e7, rel=0.02)
     assert s.guarantee == "high-probability"
     check_single_invariants(s)
-    crn = th.single_pass_settings(**SCALE, oracle="single_pass_crn")
+    crn = th.single_pass_settings(**SCALE, oracle="single_pass_crn", allow_vacuous=True)
     assert crn.m_reset == pytest.approx(2.3e3, rel=0.02) and crn.m_increment == pytest.approx(570, rel=0.02)
     check_single_invariants(crn)
 
@@ -61,7 +62,7 @@ def test_single_pass_reproduces_the_scale_check():
 def test_the_privacy_floor_makes_the_high_probability_bounds_small():
     # m_priv makes r ≤ L·min(1, κ_d D/α): s_reset ≤ 4L/B1 and s_inc ≤ 8HD/B2 (the sensitivities Lemma 3.3 promises).
     for oracle in th.SINGLE_PASS_THEORY_ORACLES:
-        s = th.single_pass_settings(**SCALE, oracle=oracle)
+        s = th.single_pass_settings(**SCALE, oracle=oracle, allow_vacuous=True)
         H = s.lipschitz * float(smoothness_constant(s.d)) / s.smoothing_radius
         assert float(s.sensitivity_reset) <= 4 * s.lipschitz / s.B1 * (1 + 1e-12)
         assert float(s.sensitivity_increment) <= 8 * H * s.step_bound / s.B2 * (1 + 1e-12)
@@ -74,7 +75,7 @@ def test_the_privacy_floor_makes_the_high_probability_bounds_small():
 def test_single_pass_invariants(n, d, alpha, eps, delta, variant, accountant, oracle):
     try:
         s = th.single_pass_settings(n, d, 1.0, 1.0, alpha, eps, delta, variant=variant, accountant=accountant,
-                                    oracle=oracle)
+                                    oracle=oracle, allow_vacuous=True)
     except ValueError as err:
         assert "records" in str(err)
         return
@@ -87,8 +88,8 @@ def test_single_pass_invariants(n, d, alpha, eps, delta, variant, accountant, or
 def test_single_pass_scale_invariance(n, d, alpha, eps, k, oracle):
     # x → c·x (c = 2^k): α → cα, D → cD, L → L/c; Φ, ε, δ unchanged. Σ, M, m, T and μ must not move.
     c = 2.0**k
-    a = th.single_pass_settings(n, d, 1.0, 1.0, alpha, eps, 1e-6, oracle=oracle)
-    b = th.single_pass_settings(n, d, 1.0 / c, 1.0, c * alpha, eps, 1e-6, oracle=oracle)
+    a = th.single_pass_settings(n, d, 1.0, 1.0, alpha, eps, 1e-6, oracle=oracle, allow_vacuous=True)
+    b = th.single_pass_settings(n, d, 1.0 / c, 1.0, c * alpha, eps, 1e-6, oracle=oracle, allow_vacuous=True)
     assert (a.tree_size, a.M, a.m_reset, a.m_increment, a.T) == (
         b.tree_size, b.M, b.m_reset, b.m_increment, b.T)
     assert b.step_bound == pytest.approx(c * a.step_bound, rel=1e-12)
@@ -98,48 +99,48 @@ def test_single_pass_scale_invariance(n, d, alpha, eps, k, oracle):
 
 def test_directions_override_falls_back_to_the_worst_case_where_smaller():
     # m = 16 (d = 8): r = 9·√(2 log(2/γ)/16) ≈ 12, so 2L + 2r > 2Ld and 4HD + 4r > 4Ld: both worst cases apply.
-    s = th.single_pass_settings(**SCALE, directions=16)
+    s = th.single_pass_settings(**SCALE, directions=16, allow_vacuous=True)
     assert s.m_reset == s.m_increment == 16
     assert (s.plan.reset_branch, s.plan.increment_branch) == ("worst-case", "worst-case")
     assert s.guarantee == "worst-case" and s.delta_fail == 0
     assert float(s.sensitivity_reset) == pytest.approx(2 * s.lipschitz * s.d / s.B1, rel=1e-12)
     assert float(s.sensitivity_increment) == pytest.approx(4 * s.lipschitz * s.d / s.B2, rel=1e-12)
     # m = 64: the reset's high-probability bound (2L + 2r ≈ 14 < 16) is the smaller one again
-    assert th.single_pass_settings(**SCALE, directions=64).plan.reset_branch == "high-probability"
-    fo = th.single_pass_settings(**SCALE, oracle="first_order", directions=64)
+    assert th.single_pass_settings(**SCALE, directions=64, allow_vacuous=True).plan.reset_branch == "high-probability"
+    fo = th.single_pass_settings(**SCALE, oracle="first_order", directions=64, allow_vacuous=True)
     assert fo.m_reset == 1 and fo.m_increment == 64
     check_single_invariants(s)
     check_single_invariants(fo)
 
 
 def test_clip_hardening_removes_the_failure_probability():
-    s = th.single_pass_settings(**SCALE, clip_hardening=True)
+    s = th.single_pass_settings(**SCALE, clip_hardening=True, allow_vacuous=True)
     assert s.delta_fail == 0 and s.guarantee == "clip-hardened"
-    plain = th.single_pass_settings(**SCALE)
+    plain = th.single_pass_settings(**SCALE, allow_vacuous=True)
     assert s.noise_std < plain.noise_std  # all of δ goes to the Gaussian part
 
 
 def test_single_pass_refusals():
     with pytest.raises(ValueError, match="smoothing_radius"):
-        th.single_pass_settings(1000, 4, 2.0, 1.0, 0.6, 1.0, 1e-5)  # α > Φ/L
+        th.single_pass_settings(1000, 4, 2.0, 1.0, 0.6, 1.0, 1e-5, allow_vacuous=True)  # α > Φ/L
     with pytest.raises(ValueError, match=r"n = 1 records.*n = (\d+) suffices") as info:
-        th.single_pass_settings(1, 8, 1.0, 1.0, 0.5, 2.0, 1e-5)
+        th.single_pass_settings(1, 8, 1.0, 1.0, 0.5, 2.0, 1e-5, allow_vacuous=True)
     needed = int(info.value.args[0].rsplit("n = ", 1)[1].split()[0])
-    check_single_invariants(th.single_pass_settings(needed, 8, 1.0, 1.0, 0.5, 2.0, 1e-5))
+    check_single_invariants(th.single_pass_settings(needed, 8, 1.0, 1.0, 0.5, 2.0, 1e-5, allow_vacuous=True))
     with pytest.raises(ValueError, match="variant"):
-        th.single_pass_settings(**SCALE, variant="printed")
+        th.single_pass_settings(**SCALE, variant="printed", allow_vacuous=True)
     with pytest.raises(ValueError, match="oracle"):
-        th.single_pass_settings(**SCALE, oracle="multi_pass")
+        th.single_pass_settings(**SCALE, oracle="multi_pass", allow_vacuous=True)
     with pytest.raises(ValueError, match="directions"):
-        th.single_pass_settings(**SCALE, directions=0)
+        th.single_pass_settings(**SCALE, directions=0, allow_vacuous=True)
 
 
 def test_corrected_variant_has_the_extra_sqrt_d_and_larger_tree():
     # The corrected first D entry carries 1/√d (so D is never larger), and Σ ≥ α/(D√d) balances L/√Σ.
     for d in (1, 4, 64):
         kw = dict(SCALE, d=d)
-        c = th.single_pass_settings(**kw)
-        p = th.single_pass_settings(**kw, variant="paper")
+        c = th.single_pass_settings(**kw, allow_vacuous=True)
+        p = th.single_pass_settings(**kw, variant="paper", allow_vacuous=True)
         assert c.step_bound <= p.step_bound * (1 + 1e-12)
         assert c.tree_size >= min(c.T0, math.ceil(c.smoothing_radius / (c.step_bound * math.sqrt(d))))
 
@@ -147,7 +148,7 @@ def test_corrected_variant_has_the_extra_sqrt_d_and_larger_tree():
 def test_min_records_single_pass_suffices():
     beta = 1.0
     n = th.min_records_single_pass(beta, 2, 1.0, 1.0, 0.5, 2.0, 1e-5)
-    assert th.single_pass_settings(n, 2, 1.0, 1.0, 0.5, 2.0, 1e-5).certified_bound <= beta
+    assert th.single_pass_settings(n, 2, 1.0, 1.0, 0.5, 2.0, 1e-5, allow_vacuous=True).certified_bound <= beta
     with pytest.raises(ValueError, match="no n"):
         th.min_records_single_pass(1e-3, 8, 1.0, 1.0, 0.5, 2.0, 1e-5, directions=16)
 
@@ -161,17 +162,17 @@ MULTI = dict(d=4, lipschitz=1.0, initial_gap=1.0, smoothing_radius=0.5, target_s
 def test_min_records_multi_pass_is_the_smallest():
     args = {k: v for k, v in MULTI.items() if k != "target_stationarity"}
     n = th.min_records_multi_pass(MULTI["target_stationarity"], **args)
-    s = th.multi_pass_settings(n, **MULTI)
+    s = th.multi_pass_settings(n, **MULTI, allow_vacuous=True)
     assert s.certified_bound <= MULTI["target_stationarity"] and s.meets_target
     with pytest.raises(ValueError, match=rf"n = {n} is the smallest"):
-        th.multi_pass_settings(n - 1, **MULTI)
+        th.multi_pass_settings(n - 1, **MULTI, allow_vacuous=True)
 
 
 def test_multi_pass_invariants():
     args = {k: v for k, v in MULTI.items() if k != "target_stationarity"}
     for c in (None, 30.0):
         n = th.min_records_multi_pass(MULTI["target_stationarity"], **args, paper_constant=c)
-        s = th.multi_pass_settings(2 * n, **MULTI, paper_constant=c)
+        s = th.multi_pass_settings(2 * n, **MULTI, paper_constant=c, allow_vacuous=True)
         beta, alpha, L = s.target_stationarity, s.smoothing_radius, s.lipschitz
         assert s.step_bound == pytest.approx(alpha * beta**2 / (225 * L**2))
         assert s.T % s.M == 0 and s.K == s.T // s.M
@@ -194,26 +195,26 @@ def test_multi_pass_scale_invariance_and_the_printed_parameters_break_it(k, d, b
     # D = α²β²/L² becomes c·(that), so M = α/(4D) moves with c: the dimension error the printed form carries.
     c = 2.0**k
     n = 10**12  # large enough for every β here to be certified
-    a = th.multi_pass_settings(n, d, 1.0, 1.0, 0.4, beta, 1.0, 1e-6)
-    b = th.multi_pass_settings(n, d, 1.0 / c, 1.0, 0.4 * c, beta / c, 1.0, 1e-6)
+    a = th.multi_pass_settings(n, d, 1.0, 1.0, 0.4, beta, 1.0, 1e-6, allow_vacuous=True)
+    b = th.multi_pass_settings(n, d, 1.0 / c, 1.0, 0.4 * c, beta / c, 1.0, 1e-6, allow_vacuous=True)
     assert (a.tree_size, a.M, a.T, a.m) == (b.tree_size, b.M, b.T, b.m)
     assert b.step_bound == pytest.approx(c * a.step_bound, rel=1e-12)
     assert float(b.mu) == pytest.approx(float(a.mu), rel=1e-9)
     assert b.certified_bound == pytest.approx(a.certified_bound / c, rel=1e-9)
-    pa = th.multi_pass_settings(1000, d, 1.0, 1.0, 0.01, beta, 1.0, 1e-6, variant="paper")
-    pb = th.multi_pass_settings(1000, d, 1.0 / 64, 1.0, 0.01 * 64, beta / 64, 1.0, 1e-6, variant="paper")
+    pa = th.multi_pass_settings(1000, d, 1.0, 1.0, 0.01, beta, 1.0, 1e-6, variant="paper", allow_vacuous=True)
+    pb = th.multi_pass_settings(1000, d, 1.0 / 64, 1.0, 0.01 * 64, beta / 64, 1.0, 1e-6, variant="paper", allow_vacuous=True)
     assert (pa.M, pa.T) != (pb.M, pb.T)  # a pure change of units moves M or T
 
 
 def test_multi_pass_paper_variant_is_labelled_and_reported():
-    s = th.multi_pass_settings(1000, **MULTI, variant="paper", paper_constant=13)
+    s = th.multi_pass_settings(1000, **MULTI, variant="paper", paper_constant=13, allow_vacuous=True)
     assert s.variant == "paper" and "printed" in s.note and "dimensionally" in s.note
     assert s.step_bound == pytest.approx(min(0.5**2 * 0.5**2, 0.5 / 4))
     assert not s.meets_target and s.certified_bound > MULTI["target_stationarity"]
     with pytest.raises(ValueError, match="no number of records"):
         th.min_records_multi_pass(0.1, 4, 1.0, 1.0, 0.5, 1.0, 1e-5, variant="paper")
     with pytest.raises(ValueError, match="smoothing_radius"):
-        th.multi_pass_settings(1000, **dict(MULTI, smoothing_radius=2.0))
+        th.multi_pass_settings(1000, **dict(MULTI, smoothing_radius=2.0), allow_vacuous=True)
 
 
 # --- variance bounds (Lemmas 3.5, C.3, 4.4) --------------------------------------------------------------------------
@@ -359,7 +360,25 @@ def test_sample_complexities(beta, d, L, gap, alpha_frac, eps):
 
 
 def test_settings_are_frozen():
-    s = th.single_pass_settings(**SCALE)
+    s = th.single_pass_settings(**SCALE, allow_vacuous=True)
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.T = 1
     assert dataclasses.asdict(s)["M"] == 103
+
+
+def test_vacuous_settings_are_refused_unless_allowed():
+    """A certified bound >= L says nothing (every 2α-Goldstein norm of an L-Lipschitz F is <= L): refused by default,
+    returned flagged with allow_vacuous=True; the refusal names a record count whose settings are not vacuous."""
+    with pytest.raises(ValueError, match=r"vacuous: the certified bound .* is >= L = 1.*n = (\d+) records") as caught:
+        th.single_pass_settings(**SCALE)
+    flagged = th.single_pass_settings(**SCALE, allow_vacuous=True)
+    assert flagged.vacuous and flagged.certified_bound >= 1.0
+    needed = int(re.search(r"n = (\d+) records certify", str(caught.value)).group(1))
+    fine = th.single_pass_settings(**dict(SCALE, n=needed))
+    assert not fine.vacuous and fine.certified_bound < 1.0
+    with pytest.raises(ValueError, match="vacuous.*target_stationarity below L"):
+        th.multi_pass_settings(2000, **dict(MULTI, target_stationarity=1.5))
+    with pytest.raises(TypeError, match="allow_vacuous must be a bool"):
+        th.single_pass_settings(**SCALE, allow_vacuous="yes")
+    with pytest.raises(TypeError, match="allow_vacuous must be a bool"):
+        th.multi_pass_settings(1000, **MULTI, allow_vacuous=1)

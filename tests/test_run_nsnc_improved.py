@@ -99,7 +99,7 @@ def test_single_pass_run_uses_the_theorys_settings(outcomes):
     outcome = outcomes["single-pass", "reference"]
     problem = outcome.problem
     gap = problem.value(problem.weights("population"), problem.x1)
-    expected = single_pass_settings(800, 3, 1.0, gap, 0.25, 1.0, 1e-6, directions=4)
+    expected = single_pass_settings(800, 3, 1.0, gap, 0.25, 1.0, 1e-6, directions=4, allow_vacuous=True)
     assert outcome.theory == expected and outcome.settings["initial_gap"] == gap
     run = outcome.run
     for key in ("T", "K", "M", "tree_size", "B1", "B2", "step_size", "G0", "G1", "certified_bound"):
@@ -114,7 +114,7 @@ def test_multi_pass_run_recalibrates_for_the_given_directions(outcomes):
     outcome = outcomes["multi-pass", "fast"]
     problem = outcome.problem
     gap = problem.value(problem.weights("population"), problem.x1)
-    expected = multi_pass_settings(200, 3, 1.0, gap, 0.25, 2.0, 1.0, 1e-6, variant="paper")
+    expected = multi_pass_settings(200, 3, 1.0, gap, 0.25, 2.0, 1.0, 1e-6, variant="paper", allow_vacuous=True)
     assert outcome.theory == expected and expected.m > 3
     run, plan = outcome.run, outcome.result.ledger.plan
     assert (run["T"], run["M"], run["tree_size"]) == (expected.T, expected.M, expected.tree_size)
@@ -447,7 +447,8 @@ def test_multi_pass_records_needed(capsys):
     assert "--samples 10 cannot certify --target-stationarity 1.5" in line and "smallest that suffices" in line
     needed = int(line.split("certified bound")[1].split("--samples ")[1].split()[0])
     with pytest.raises(nsnc.BudgetExceeded):  # enough records; the theory's m is beyond the budget
-        nsnc.prepare_nsnc_improved("multi-pass", samples=needed)
+        nsnc.prepare_nsnc_improved("multi-pass", samples=needed, directions="theory")
+    assert nsnc.prepare_nsnc_improved("multi-pass", samples=needed).run["m_reset"] == 64  # the default m fits
 
 
 def test_refusals_are_fast_untraced(capsys):
@@ -484,7 +485,7 @@ def test_budget_and_memory_helpers():
     assert parts == sorted(parts, key=lambda p: -p.bytes) and runner._total(parts) < 400 * 2**20
     assert nsnc.evaluation_budget("fast", 4) == 10**9 and nsnc.evaluation_budget("reference", 4) == 10**7
     with pytest.raises(nsnc.BudgetExceeded) as caught:
-        nsnc.prepare_nsnc_improved("single-pass", backend="fast")
+        nsnc.prepare_nsnc_improved("single-pass", backend="fast", directions="theory")
     error = caught.value
     assert error.kind == "evaluations" and error.needed > error.budget and error.fits >= 1
     assert "--directions" in error.describe(cli=True) and "directions" in str(error)
@@ -495,6 +496,13 @@ def test_budget_and_memory_helpers():
     with pytest.raises(nsnc.SamplesNeeded) as caught:
         nsnc.prepare_nsnc_improved("single-pass", samples=1, directions=4)
     nsnc.prepare_nsnc_improved("single-pass", samples=caught.value.needed, directions=4)  # enough indeed
+    default = nsnc.prepare_nsnc_improved("single-pass", backend="fast")  # the default m = 64 fits the budget
+    assert default.run["m_reset"] == default.run["m_increment"] == 64 == nsnc.NSNC_DEFAULTS["directions"]
+    assert default.settings["directions"] == 64
+    assert nsnc.prepare_nsnc_improved("single-pass-crn", directions="theory").settings["directions"] == "theory"
+    for bad, error in (("many", ValueError), (None, TypeError), (0, ValueError), (2.5, TypeError)):
+        with pytest.raises(error, match="directions"):
+            nsnc.prepare_nsnc_improved("single-pass", directions=bad)
 
 
 def test_manifest_names_the_seed_that_drew_the_directions():

@@ -50,6 +50,13 @@ Multi-pass (``multi_pass_settings``; Theorem 4.1, Algorithm 4), target β:
 5. G0² = Lemma 4.4's bound at τ = Σ (``multi_pass_variance_bound``), G1 = L + G0, η = D/(G1√M); the certified
    bound on E‖∂̄_{2α}F̂^D(x_out)‖ as in the single pass.
 
+Vacuous settings. Every element of ∂̄_{2α}F(x) is an average of gradients of an L-Lipschitz function, so
+‖∂̄_{2α}F(x)‖ ≤ L at every x: a certified bound ≥ L says nothing a start point does not already have. Both settings
+functions refuse such settings (ValueError naming a record count, or for the multi pass a target, that certifies
+less than L) unless ``allow_vacuous=True``; the settings then carry ``vacuous=True``, and a run made with them reports
+its bound as vacuous. At CPU sizes every single-pass setting is vacuous (the (5/2)G1/√M term alone needs M ≥ 7, i.e.
+α ≥ 28D).
+
 Also: the explicit variance bounds of Lemmas 3.5, C.3 and 4.4, OGD's pathwise regret (Lemma B.1, corrected) and the
 printed one, and the rates of Theorems 3.1 (printed and corrected) and 4.1 as orders with constants 1.
 
@@ -134,7 +141,8 @@ class SinglePassSettings:
     sensitivity_reset, sensitivity_increment, delta_fail, noise_std (σ), mu (μ), epsilon_exact (the exact ε at δ
     of the run: ≤ epsilon): privacy scalars (mpf). guarantee: the plan's. G0, G1: the bounds on
     E‖g̃_t − ∇F_α(z_t)‖ and E‖g̃_t‖ (root mean squares). records_used = U(T) ≤ n, records_unused.
-    certified_bound: module doc step 10. plan: the ``NsncPrivacyPlan`` of the run. note: what was corrected.
+    certified_bound: module doc step 10. vacuous: certified_bound ≥ L (module doc, "Vacuous settings"). plan: the
+    ``NsncPrivacyPlan`` of the run. note: what was corrected.
     """
 
     n: int
@@ -178,6 +186,7 @@ class SinglePassSettings:
     records_used: int
     records_unused: int
     certified_bound: float
+    vacuous: bool
     plan: NsncPrivacyPlan
     note: str
 
@@ -194,7 +203,8 @@ class MultiPassSettings:
     delta_fail: what σ1, σ2 were calibrated for (at m_privacy; the plan accounts at m, never worse); noise_std_reset
     (σ1), noise_std_increment (σ2, None when N2 = 0), mu and epsilon_exact (the plan's exact μ and ε at δ),
     privacy_meets_target (epsilon_exact ≤ epsilon; always for the exact rule). guarantee. G0, G1.
-    records_used = n (every record at every step). certified_bound; meets_target: certified_bound ≤ β. plan, note.
+    records_used = n (every record at every step). certified_bound; meets_target: certified_bound ≤ β; vacuous:
+    certified_bound ≥ L. plan, note.
     """
 
     n: int
@@ -236,6 +246,7 @@ class MultiPassSettings:
     records_used: int
     certified_bound: float
     meets_target: bool
+    vacuous: bool
     plan: NsncPrivacyPlan
     note: str
 
@@ -512,6 +523,17 @@ def _check_single_inputs(n, d, lipschitz, initial_gap, smoothing_radius, epsilon
     return n, d, L, gap, alpha, eps, delta
 
 
+def _check_bool(name, value) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a bool, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
+def _fits_below(core, lipschitz) -> bool:
+    """The settings exist and certify less than L (they are not vacuous)."""
+    return core is not None and core["certified_bound"] < lipschitz
+
+
 def _records_needed(fits, n):
     """A record count n' > n with fits(n'), by doubling then bisection. The floors make ``fits`` not monotone near the
     threshold, so n' is a count that suffices (checked), not always the smallest. None if none up to 2^62."""
@@ -531,7 +553,7 @@ def _records_needed(fits, n):
 
 def single_pass_settings(n, d, lipschitz, initial_gap, smoothing_radius, epsilon, delta, *, variant="corrected",
                          accountant="exact", oracle="single_pass", directions=None,
-                         clip_hardening=False) -> SinglePassSettings:
+                         clip_hardening=False, allow_vacuous=False) -> SinglePassSettings:
     """The single-pass settings for n records (Theorem 3.1 with Algorithm 3, Theorem C.4 with Algorithm 5; module doc).
 
     n: records. d: dimension. lipschitz: L (every f(·, ξ) L-Lipschitz). initial_gap: Φ ≥ F(x0) − inf F.
@@ -540,14 +562,16 @@ def single_pass_settings(n, d, lipschitz, initial_gap, smoothing_radius, epsilon
     "exact" (default) or "paper" (Proposition 2.5 with δ/2 for the tree). oracle: "single_pass" (Algorithm 3),
     "single_pass_crn" (common random numbers, not in the paper) or "first_order" (Algorithm 5). directions: an
     explicit m per record (None: the privacy floor of step 6). clip_hardening: per-record clipping to the
-    high-probability bounds (δ_fail = 0; not in the paper).
+    high-probability bounds (δ_fail = 0; not in the paper). allow_vacuous: return settings whose certified bound is
+    ≥ L (flagged ``vacuous``) instead of refusing them.
 
-    Raises ValueError when α > Φ/L, and when n records cannot hold one block (K < 1), naming a record count that
-    suffices.
+    Raises ValueError when α > Φ/L, when n records cannot hold one block (K < 1), and (unless ``allow_vacuous``)
+    when the certified bound is ≥ L, naming a record count that suffices.
     """
     n, d, L, gap, alpha, eps, delta = _check_single_inputs(
         n, d, lipschitz, initial_gap, smoothing_radius, epsilon, delta, variant, accountant, oracle, directions,
         clip_hardening)
+    allow_vacuous = _check_bool("allow_vacuous", allow_vacuous)
     args = (d, L, gap, alpha, eps, delta, variant, accountant, oracle, directions, clip_hardening)
     core = _single_pass_core(n, *args)
     if core is None:
@@ -559,6 +583,15 @@ def single_pass_settings(n, d, lipschitz, initial_gap, smoothing_radius, epsilon
             f"U(T) <= n allows fewer than M steps, or n < 2); {more}")
     if core["records_used"] > n:  # pragma: no cover - T is chosen with U(T) <= n
         raise AssertionError("records_used exceeds n")
+    vacuous = core["certified_bound"] >= L
+    if vacuous and not allow_vacuous:
+        needed = _records_needed(lambda k: _fits_below(_single_pass_core(k, *args), L), n)
+        more = ("no number of records up to 2^62 makes it smaller" if needed is None
+                else f"n = {needed} records certify less than L")
+        raise ValueError(
+            f"the single-pass settings for n = {n} records are vacuous: the certified bound "
+            f"{core['certified_bound']:.6g} is >= L = {L:.6g}, which every point meets; {more} "
+            f"(allow_vacuous=True returns them, flagged vacuous)")
     plan = nsnc_single_pass_plan(
         oracle=oracle, d=d, lipschitz=L, smoothing_radius=alpha, step_bound=core["step_bound"],
         tree_size=core["tree_size"], B1=core["B1"], B2=core["B2"], m_reset=core["m_reset"],
@@ -577,7 +610,7 @@ def single_pass_settings(n, d, lipschitz, initial_gap, smoothing_radius, epsilon
         n=n, d=d, lipschitz=L, initial_gap=gap, smoothing_radius=alpha, epsilon=mpmath.mpf(eps),
         delta=mpmath.mpf(delta), variant=variant, accountant=accountant, oracle=oracle, directions=directions,
         clip_hardening=clip_hardening, mu=mu, epsilon_exact=eps_exact, guarantee=plan.guarantee,
-        records_unused=n - core["records_used"], plan=plan, note="; ".join(notes), **core)
+        records_unused=n - core["records_used"], vacuous=vacuous, plan=plan, note="; ".join(notes), **core)
 
 
 def certified_bound_single_pass(settings: SinglePassSettings) -> float:
@@ -707,7 +740,7 @@ def _min_records_multi(d, L, gap, alpha, beta, eps, delta, variant, paper_consta
 
 
 def multi_pass_settings(n, d, lipschitz, initial_gap, smoothing_radius, target_stationarity, epsilon, delta, *,
-                        variant="corrected", paper_constant=None) -> MultiPassSettings:
+                        variant="corrected", paper_constant=None, allow_vacuous=False) -> MultiPassSettings:
     """The multi-pass settings for n records and target β (Theorem 4.1, Algorithm 4; module doc).
 
     n: records (every step reads all of them). d, lipschitz (L), initial_gap (Φ ≥ F̂^D(x0) − inf F̂^D),
@@ -716,11 +749,15 @@ def multi_pass_settings(n, d, lipschitz, initial_gap, smoothing_radius, target_s
     T = ⌈ΦL²/(α²β³)⌉: dimensionally inconsistent, erratum nsnc_improved.E9). paper_constant: None
     (σ1, σ2 by the exact accountant) or the constant c of Theorem 4.1's printed σ rule.
 
-    Raises ValueError when α > Φ/L, and, for variant "corrected", when the certified bound at n exceeds β, naming the
-    number of records needed. The printed variant's parameters need not certify β at any n: ``meets_target`` says.
+    allow_vacuous: return settings whose certified bound is ≥ L (flagged ``vacuous``) instead of refusing them.
+
+    Raises ValueError when α > Φ/L; for variant "corrected", when the certified bound at n exceeds β, naming the
+    number of records needed (the printed variant's parameters need not certify β at any n: ``meets_target`` says);
+    and, unless ``allow_vacuous``, when the certified bound is ≥ L (for the corrected variant: β ≥ L).
     """
     n, d, L, gap, alpha, beta, eps, delta, paper_constant = _check_multi_inputs(
         n, d, lipschitz, initial_gap, smoothing_radius, target_stationarity, epsilon, delta, variant, paper_constant)
+    allow_vacuous = _check_bool("allow_vacuous", allow_vacuous)
     core = _multi_pass_core(n, d, L, gap, alpha, beta, eps, delta, variant, paper_constant)
     meets = core["certified_bound"] <= beta
     if variant == "corrected" and not meets:
@@ -729,6 +766,13 @@ def multi_pass_settings(n, d, lipschitz, initial_gap, smoothing_radius, target_s
                 else f"more records are needed: n = {needed} is the smallest that suffices")
         raise ValueError(f"n = {n} records cannot certify target_stationarity = {beta:.6g}: the certified bound is "
                          f"{core['certified_bound']:.6g}; {more}")
+    vacuous = core["certified_bound"] >= L
+    if vacuous and not allow_vacuous:
+        fix = (f"a target_stationarity below L = {L:.6g}" if variant == "corrected"
+               else "variant 'corrected' with a target_stationarity below L")
+        raise ValueError(f"the multi-pass settings are vacuous: the certified bound {core['certified_bound']:.6g} "
+                         f"is >= L = {L:.6g}, which every point meets; ask for {fix} (allow_vacuous=True returns "
+                         f"them, flagged vacuous)")
     plan = nsnc_multi_pass_plan(
         oracle="multi_pass", d=d, lipschitz=L, smoothing_radius=alpha, step_bound=core["step_bound"], n=n,
         tree_size=core["tree_size"], T=core["T"], m=core["m"], gamma=core["gamma"],
@@ -746,7 +790,8 @@ def multi_pass_settings(n, d, lipschitz, initial_gap, smoothing_radius, target_s
         epsilon=mpmath.mpf(eps), delta=mpmath.mpf(delta), variant=variant,
         noise_rule="exact" if paper_constant is None else "paper", paper_constant=paper_constant, mu=mu,
         epsilon_exact=eps_exact, privacy_meets_target=bool(plan.epsilon <= eps * (1 + 1e-12)),
-        guarantee=plan.guarantee, records_used=n, meets_target=meets, plan=plan, note="; ".join(notes), **core)
+        guarantee=plan.guarantee, records_used=n, meets_target=meets, vacuous=vacuous, plan=plan,
+        note="; ".join(notes), **core)
 
 
 def certified_bound_multi_pass(settings: MultiPassSettings) -> float:

@@ -75,15 +75,15 @@ PROTOCOLS: dict[str, tuple[str, str]] = {
     ),
     "nsnc_single_pass_settings": (
         "nsnc_single_pass_settings(n, d, lipschitz, initial_gap, smoothing_radius, epsilon, delta, *, "
-        "variant='corrected', accountant='exact', oracle='single_pass', directions=None, clip_hardening=False) "
-        "-> SinglePassSettings",
+        "variant='corrected', accountant='exact', oracle='single_pass', directions=None, clip_hardening=False, "
+        "allow_vacuous=False) -> SinglePassSettings",
         "Theorem 3.1 (C.4) settings: D, M, Sigma = B1, B2 = 1, T = K M with U(T) <= n, m (privacy floor, or Lemma "
         "3.4's m for variant 'paper'), sigma, the plan, G0, G1 and the certified bound (Phi + 2 L alpha)/(D T) + "
-        "(5/2) G1/sqrt(M) + 2 G0",
+        "(5/2) G1/sqrt(M) + 2 G0; a bound >= L (vacuous) is refused unless allow_vacuous (the claims pass True)",
     ),
     "nsnc_multi_pass_settings": (
         "nsnc_multi_pass_settings(n, d, lipschitz, initial_gap, smoothing_radius, target_stationarity, epsilon, "
-        "delta, *, variant='corrected', paper_constant=None) -> MultiPassSettings",
+        "delta, *, variant='corrected', paper_constant=None, allow_vacuous=False) -> MultiPassSettings",
         "Theorem 4.1 settings: D = alpha beta^2/(225 L^2) (variant 'paper': alpha^2 beta^2/L^2), M, T, Sigma, "
         "m = max(m_privacy, m_variance), sigma1, sigma2, the plan and the certified bound",
     ),

@@ -556,7 +556,7 @@ def _multi_exact(d, L, alpha, D, n, T, S, m, gamma, sigma1, sigma2):
 def _check_floor(subject, ctx):
     problems, printed, corrected, rows = [], [], [], []
     for n, d, L, gap, alpha, beta, eps, delta in FLOOR_CONFIGS:
-        s = subject.nsnc_multi_pass_settings(n, d, L, gap, alpha, beta, eps, delta)
+        s = subject.nsnc_multi_pass_settings(n, d, L, gap, alpha, beta, eps, delta, allow_vacuous=True)
         D, T, S, gamma = float(s.step_bound), int(s.T), int(s.tree_size), float(s.gamma)
         sigma1, sigma2 = float(s.noise_std_reset), float(s.noise_std_increment)
         label = f"n={n}, d={d}, α={alpha}, β={beta}, ε={eps}, δ={delta:g}"

@@ -120,7 +120,7 @@ def _check_rate(subject, ctx):
         bounds, shares, ratios = [], [], []
         for n in sizes:
             s = subject.nsnc_single_pass_settings(n, c["d"], c["lipschitz"], c["gap"], c["alpha"], c["epsilon"],
-                                                  c["delta"], variant=variant)
+                                                  c["delta"], variant=variant, allow_vacuous=True)
             bound, _ = _single_bound(s)
             problems += _bound_problems(f"variant {variant}, n = {n:.3g}", s, bound)
             bounds.append(bound)
@@ -193,7 +193,7 @@ SCALED = {"step_bound": 1, "step_size": 2, "noise_std_reset": -1, "noise_std_inc
 
 def _scaled_settings(subject, c, variant):
     n, d, L, gap, alpha, beta, eps, delta = SCALE_BASE
-    return subject.nsnc_multi_pass_settings(n, d, L / c, gap, alpha * c, beta / c, eps, delta, variant=variant)
+    return subject.nsnc_multi_pass_settings(n, d, L / c, gap, alpha * c, beta / c, eps, delta, variant=variant, allow_vacuous=True)
 
 
 def _moved(base, scaled, c):
@@ -372,10 +372,10 @@ def _check_invariants(subject, ctx):
     singles = SINGLE if ctx.budget.name == "full" else SINGLE[:5]
     problems = []
     for n, d, L, gap, alpha, eps, delta, keywords in singles:
-        s = subject.nsnc_single_pass_settings(n, d, L, gap, alpha, eps, delta, **keywords)
+        s = subject.nsnc_single_pass_settings(n, d, L, gap, alpha, eps, delta, **keywords, allow_vacuous=True)
         problems += _single_problems(s, n, d, L, gap, alpha, eps, delta, keywords)
     for config in MULTI:
-        s = subject.nsnc_multi_pass_settings(*config)
+        s = subject.nsnc_multi_pass_settings(*config, allow_vacuous=True)
         problems += _multi_problems(s, *config)
     return deterministic(
         not problems, counterexample=problems[:3] or None,
@@ -435,7 +435,7 @@ def _check_min_records(subject, ctx):
         n = int(subject.nsnc_min_records_single_pass(beta, d, L, gap, alpha, eps, delta, **keywords))
         label = f"single pass β={beta}, d={d}, {keywords or 'Algorithm 3'}"
         try:
-            s = subject.nsnc_single_pass_settings(n, d, L, gap, alpha, eps, delta, **keywords)
+            s = subject.nsnc_single_pass_settings(n, d, L, gap, alpha, eps, delta, **keywords, allow_vacuous=True)
         except ValueError as error:
             problems.append(f"{label}: the settings refuse the n = {n} the theory names ({error})")
             continue
@@ -451,7 +451,7 @@ def _check_min_records(subject, ctx):
         # n − 1 at the full budget only: a refused count costs the settings another search for the count needed
         for k in ctx.budget.pick(quick=(n,), full=(n, n - 1)):
             try:
-                s = subject.nsnc_multi_pass_settings(k, d, L, gap, alpha, beta, eps, delta)
+                s = subject.nsnc_multi_pass_settings(k, d, L, gap, alpha, beta, eps, delta, allow_vacuous=True)
             except ValueError:  # the corrected settings refuse a count that cannot certify β
                 bounds.append(math.inf)
                 continue
@@ -551,7 +551,7 @@ def _reconstruction_problems(s, n, d, L, gap, alpha, eps, delta, oracle):
 def _check_reconstruction(subject, ctx):
     problems = []
     for n, d, L, gap, alpha, eps, delta, oracle in PRINTED:
-        s = subject.nsnc_single_pass_settings(n, d, L, gap, alpha, eps, delta, variant="paper", oracle=oracle)
+        s = subject.nsnc_single_pass_settings(n, d, L, gap, alpha, eps, delta, variant="paper", oracle=oracle, allow_vacuous=True)
         problems += _reconstruction_problems(s, n, d, L, gap, alpha, eps, delta, oracle)
     return deterministic(
         not problems, counterexample=problems[:3] or None,
@@ -619,7 +619,7 @@ def _smallest_problems(subject, label, kind, m, target, d, L, alpha, gamma):
 def _check_radius(subject, ctx):
     problems, rows = [], []
     for n, d, L, gap, alpha, eps, delta, oracle in RADIUS_SINGLE:
-        s = subject.nsnc_single_pass_settings(n, d, L, gap, alpha, eps, delta, oracle=oracle)
+        s = subject.nsnc_single_pass_settings(n, d, L, gap, alpha, eps, delta, oracle=oracle, allow_vacuous=True)
         D, gamma, kappa = float(s.step_bound), float(s.gamma), _kappa(d)
         label = f"single pass {oracle}, n={n}, d={d}"
         if oracle == "first_order":  # r_FO = 2L√(2 log(2/γ)/m) ≤ L·κ_d D/α: the increment at most 4HD + 4r ≤ 8HD
@@ -632,7 +632,7 @@ def _check_radius(subject, ctx):
         rows.append(f"{label}: m = {s.m_privacy_reset if oracle != 'first_order' else s.m_privacy_increment}, "
                     f"r(m)/level = {ratio:.12g}")
     for n, d, L, gap, alpha, beta, eps, delta in RADIUS_MULTI:
-        s = subject.nsnc_multi_pass_settings(n, d, L, gap, alpha, beta, eps, delta)
+        s = subject.nsnc_multi_pass_settings(n, d, L, gap, alpha, beta, eps, delta, allow_vacuous=True)
         D, gamma, kappa = float(s.step_bound), float(s.gamma), _kappa(d)
         label = f"multi pass n={n}, d={d}, β={beta}"
         found, ratio = _smallest_problems(subject, label, "zo", s.m_privacy, L * min(1.0, kappa * D / alpha), d, L,
