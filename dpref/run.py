@@ -1,7 +1,8 @@
 """``dpref run``: run one DPZero-paper algorithm on a built-in problem (dpzero Algorithms 1 and 2, §2.1 DP-GD,
-MeZO of App. B.2; the problems of dpzero App. B.1), zo_o2nc Algorithm 3 with Algorithm 4 or 6, or nsnc_improved
-Algorithm 2 with Algorithm 3, 4 or 5 (below). A thin command line over ``reference.runner`` and
-``reference.runner_nsnc_improved``, whose docstrings state what a run publishes and why each part is public.
+MeZO of App. B.2; the problems of dpzero App. B.1), zo_o2nc Algorithm 3 with Algorithm 4 or 6, nsnc_improved
+Algorithm 2 with Algorithm 3, 4 or 5, or spider_sosp Algorithm 2 with Algorithm 3 (below). A thin command line over
+``reference.runner``, ``reference.runner_nsnc_improved`` and ``reference.runner_spider_sosp``, whose docstrings state
+what a run publishes and why each part is public.
 
     dpref run ALGORITHM [--problem quadratic|subspace-logistic] [--mode identity|sqrt|harmonic] [--k K]
                         [--d D] [--n N] [--data-seed S] [--held-out-n M] [--steps T] [--step-size A]
@@ -120,6 +121,41 @@ The options of the DPZero-paper and zo_o2nc algorithms (--steps, --clip, --rho, 
 reason, and --oracle, --directions, --variant, --clip-hardening, --sensitivity-mode and --target-stationarity for
 them.
 
+spider_sosp (``reference.runner_spider_sosp``): spider_sosp Algorithm 2 (Liu–Talwar "Stochastic Spider": SpiderBoost
+with adaptive O2 batch sizes, tree-aggregated noise and saddle perturbations) with the oracles of Algorithm 3, with
+the hyper-parameters of Lemmas 3.3, 3.8, 3.10 and Proposition 3.4:
+
+    dpref run spider_sosp [--problem cosine|cosine-det|quadratic] [--d D] [--samples N] [--data-seed S]
+                        [--epsilon E|inf] [--delta D] [--mode unit|theory]
+                        [--sigma-rule gdp_exact|upper_bound|thm2.2|lemma3.7|lemma3.8|thm3.11 [--allow-nonprivate]]
+                        [--adjacency replace-one|zero-out] [--tree-scope global|segment] [--no-perturb]
+                        [--reset-drift-on-perturb] [--start saddle|random] [--seed S] [--noise-seed S]
+                        [--backend reference|fast] [--memory-limit SIZE] [--output DIR [--overwrite]]
+                        [--format table|json] [--include-nonprivate] [--progress | --quiet | -q]
+
+Problems: ``cosine`` f(x; z) = Σ_j s_j cos(x_j − z_j), s = (+1, −1, …, −1), z ~ N(0, 0.25 I) (G = √d, M = ρ = 1; an
+exact strict saddle of the population at 0, minima at (π, 0, …, 0)); ``cosine-det`` the same with every record 0
+(exact gradients: without the perturbation a run started at the saddle never moves); ``quadratic`` ½xᵀAx − ⟨z, x⟩,
+A = diag(1, 1/2, …, 1/d), ‖z‖ = 1 (no saddle; G = 3 on ‖x‖ ≤ 2, ρ = 1). --start saddle (x0 = 0; the cosine
+problems' default) or random (from --seed; the quadratic's default). Defaults: cosine, d 2, n 10⁵, ε 1, δ 1e-6, unit
+mode, --sigma-rule gdp_exact (exact Gaussian-DP calibration), replace-one, one global tree. --epsilon inf runs the
+non-private limit (σ = 0, no plan; --delta, --sigma-rule, --adjacency and --tree-scope are then refused, --noise-seed
+still seeds the secret perturbations). --sigma-rule thm3.11 (Theorem 3.11's σ = α/√d, no ε or δ) is refused unless
+--allow-nonprivate; every rule's plan reports whether it is private at the target. --no-perturb disables lines 9–11
+(the ablation), --reset-drift-on-perturb is line 10's literal drift reset. The run reads every record at most once:
+at most n steps and 2n gradient evaluations, refused beyond the backend's budget (the message gives the largest
+--samples that fits); records too few for the first O1 batch are refused with a --samples that suffices; d is at
+most 1000. Reported: the SOSP level (spider_sosp Definition 1.2, ``reference.stationarity.sosp_level``) of the
+POPULATION — public, never the training records — at x0, at the last iterate and at the best iterate (the output is
+the set x_1..x_T), the first α-SOSP iterate, the perturbations (at a saddle, escaped), the O1 batch b and the
+distribution of the O2 batches b_t, the records used of n, the plan (σ rule and its label, private flag, exact ε at
+δ, μ). --output writes releases.csv (g̃_t), trace.csv (kinds, batch sizes, drift, leaves, perturbation steps),
+output.csv (the iterates, with their population F and level), diagnostics.json (population only), ledger.json and
+manifest.json; --include-nonprivate adds the training-set diagnostics (NOT PRIVATE). The noiseless estimates, the
+tree noise and the perturbation vectors are never written. The options of the other algorithms are refused with
+the reason, and --adjacency, --tree-scope, --no-perturb, --reset-drift-on-perturb, --start and --allow-nonprivate
+for them.
+
 Exit codes: 0 success; 2 refused, with ONE line on stderr — ``dpref run: error: <reason>`` naming the option
 (``dpref: error: <reason>`` for an output directory that fails while writing):
 
@@ -128,9 +164,10 @@ Exit codes: 0 success; 2 refused, with ONE line on stderr — ``dpref run: error
 * a run that would not fit in memory: the estimate, the limit and the options to reduce (--d, --n,
   --held-out-n, --batch-size, --replicates, --steps; zo_o2nc and nsnc_improved: --samples, --population,
   --directions), or --memory-limit;
-* records too few for the theory's settings (zo_o2nc: one epoch; nsnc_improved: one block, or the multi-pass target):
-  the number of records that suffices;
-* an nsnc_improved run beyond the evaluation or step budget: the count, the budget and the options that reduce it;
+* records too few for the theory's settings (zo_o2nc: one epoch; nsnc_improved: one block, or the multi-pass target;
+  spider_sosp: the first O1 batch): the number of records that suffices;
+* an nsnc_improved or spider_sosp run beyond the evaluation or step budget: the count, the budget and the options
+  that reduce it;
 * a run that diverged (exit 2 too: the settings, not the program, are at fault and the message says which to
   change): the step, the value, --step-size and, where they apply, --clip and --perturbation;
 * a run that ran out of memory although the estimate fitted (the estimate is not a bound).
@@ -165,6 +202,21 @@ from reference.runner_nsnc_improved import (
     nsnc_summary,
     prepare_nsnc_improved,
     render_nsnc,
+)
+from reference.runner_spider_sosp import (
+    D_MAX as SPIDER_D_MAX,
+    EPSILON_RANGE as SPIDER_EPSILON_RANGE,
+    SPIDER_DEFAULTS,
+    SPIDER_MODES,
+    SPIDER_PROBLEMS,
+    SPIDER_SIGMA_RULES,
+    SPIDER_STARTS,
+    SPIDER_TREE_SCOPES,
+    execute_spider_sosp,
+    prepare_spider_sosp,
+    render_spider,
+    spider_publication,
+    spider_summary,
 )
 from reference.runner import (
     ALGORITHMS,
@@ -258,6 +310,44 @@ NSNC_REFUSED = {
 #: --sensitivity-mode values -> the algorithm's sensitivity_mode.
 SENSITIVITY_MODE_NAMES = {"auto": "auto", "worst-case": "worst_case"}
 
+#: The algorithm name of ``dpref run spider_sosp``.
+SPIDER_ALGORITHM = "spider_sosp"
+#: Options of spider_sosp only (argparse dest -> option).
+SPIDER_OPTIONS = {"adjacency": "--adjacency", "tree_scope": "--tree-scope", "no_perturb": "--no-perturb",
+                  "reset_drift_on_perturb": "--reset-drift-on-perturb", "start": "--start",
+                  "allow_nonprivate": "--allow-nonprivate"}
+#: Options of the other algorithms that spider_sosp refuses, with the reason.
+SPIDER_REFUSED = {
+    "k": ("--k", "the problems are --problem cosine, cosine-det or quadratic"),
+    "n": ("--n", "the number of records is --samples N"),
+    "held_out_n": ("--held-out-n", "the diagnostics use the population in closed form, not held-out rows"),
+    "steps": ("--steps", "T = n: the run is data-limited, each step reads fresh records until they run out"),
+    "step_size": ("--step-size", "eta = 1/M (spider_sosp §3.1)"),
+    "perturbation": ("--perturbation", "the saddle perturbation's scale zeta is the theory's (--mode)"),
+    "clip": ("--clip", "records are clipped to the problem's G (O1) and M|x_t - x_(t-1)| (O2)"),
+    "accountant": ("--accountant", "sigma is set by --sigma-rule and accounted by the exact Gaussian-DP plan"),
+    "batching": ("--batching", "one pass over the records in a public random order, fresh batches"),
+    "batch_size": ("--batch-size", "b and b_t are Lemma 3.8's (adaptive)"),
+    "sampling_probability": ("--sampling-probability", "there is no subsampling"),
+    "direction": ("--direction", "the algorithm is first order"),
+    "replicates": ("--replicates", "one run at a time"),
+    "population": ("--population", "the population is the problem's law, in closed form"),
+    "rho": ("--rho", "the privacy target is --epsilon at --delta"),
+    "smoothing_radius": ("--smoothing-radius", "the algorithm is first order: nothing is smoothed"),
+    "T_rule": ("--T-rule", "a zo_o2nc option"),
+    "count_rule": ("--count-rule", "a zo_o2nc option"),
+    "batch_rule": ("--batch-rule", "a zo_o2nc-naive option"),
+    "goldstein_samples": ("--goldstein-samples", "the SOSP level is exact on the population"),
+    "oracle": ("--oracle", "an nsnc_improved option"),
+    "directions": ("--directions", "an nsnc_improved option"),
+    "variant": ("--variant", "an nsnc_improved option"),
+    "clip_hardening": ("--clip-hardening", "an nsnc_improved option"),
+    "sensitivity_mode": ("--sensitivity-mode", "an nsnc_improved option"),
+    "target_stationarity": ("--target-stationarity", "an nsnc_improved option"),
+}
+#: --adjacency values -> the algorithm's adjacency.
+SPIDER_ADJACENCY_NAMES = {"replace-one": "replace_one", "zero-out": "zero_out"}
+
 
 
 def _directions_value(text: str):
@@ -279,14 +369,16 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("run", help="run an algorithm on a built-in problem; releases, held-out "
                                    "diagnostics and ledger out", description=__doc__.split("\n\n")[0])
     parser.add_argument("algorithm", metavar="ALGORITHM",
-                        help=f"one of {', '.join([*ALGORITHMS, *O2NC_ALGORITHMS, NSNC_ALGORITHM])}")
+                        help=f"one of {', '.join([*ALGORITHMS, *O2NC_ALGORITHMS, NSNC_ALGORITHM, SPIDER_ALGORITHM])}")
     add = parser.add_argument
     add("--problem", default=None, help=f"{' | '.join(PROBLEMS)} (default {DEFAULTS['problem']}); zo_o2nc and "
-        f"nsnc_improved: {' | '.join(O2NC_PROBLEMS)} (default {O2NC_DEFAULTS['problem']})")
-    add("--mode", default=None, help=f"quadratic Hessian: {' | '.join(QUADRATIC_MODES)} (default {DEFAULTS['mode']})")
+        f"nsnc_improved: {' | '.join(O2NC_PROBLEMS)} (default {O2NC_DEFAULTS['problem']}); spider_sosp: "
+        f"{' | '.join(SPIDER_PROBLEMS)} (default {SPIDER_DEFAULTS['problem']})")
+    add("--mode", default=None, help=f"quadratic Hessian: {' | '.join(QUADRATIC_MODES)} (default {DEFAULTS['mode']}); "
+        f"spider_sosp: the settings' mode, {' | '.join(SPIDER_MODES)} (default {SPIDER_DEFAULTS['mode']})")
     add("--k", type=int, default=None, help=f"subspace-logistic: subspace dimension (default {DEFAULTS['k']})")
     add("--d", type=int, default=None, help=f"dimension d (default {DEFAULTS['d']}; zo_o2nc {O2NC_DEFAULTS['d']}, "
-        f"nsnc_improved {NSNC_DEFAULTS['d']})")
+        f"nsnc_improved {NSNC_DEFAULTS['d']}, spider_sosp {SPIDER_DEFAULTS['d']})")
     add("--n", type=int, default=None, help=f"number of training data points n (default {DEFAULTS['n']})")
     add("--data-seed", type=int, default=DEFAULTS["data_seed"], metavar="S", help="seed of the problem's data (public)")
     add("--held-out-n", type=int, default=None, metavar="M",
@@ -298,7 +390,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     add("--clip", type=float, default=None, metavar="C",
         help=f"clip threshold C (default {DEFAULTS['clip']:g}; mezo: inf, i.e. no clipping)")
     add("--epsilon", type=float, default=None, metavar="E",
-        help=f"target ε (default {DEFAULTS['epsilon']:g}; nsnc_improved {NSNC_DEFAULTS['epsilon']:g})")
+        help=f"target ε (default {DEFAULTS['epsilon']:g}; nsnc_improved {NSNC_DEFAULTS['epsilon']:g}; spider_sosp "
+             f"{SPIDER_DEFAULTS['epsilon']:g}, inf: the non-private limit)")
     add("--delta", type=float, default=None, metavar="D", help=f"target δ (default {DEFAULTS['delta']:g})")
     add("--accountant", default=None, help="accountant (default: the first of the batching's; see dpref run --help; "
         f"nsnc_improved single pass: {' | '.join(NSNC_ACCOUNTANTS)}, default exact)")
@@ -318,7 +411,8 @@ def register(subparsers) -> argparse.ArgumentParser:
                                       "too")
     group.add_argument("--samples", type=int, default=None, metavar="M",
                        help=f"records M, read once (default {O2NC_DEFAULTS['samples']}; nsnc_improved multi pass "
-                            f"{NSNC_DEFAULTS['multi_pass_samples']}, every record at every step)")
+                            f"{NSNC_DEFAULTS['multi_pass_samples']}, every record at every step; spider_sosp "
+                            f"{SPIDER_DEFAULTS['samples']})")
     group.add_argument("--population", type=int, default=None, metavar="N",
                        help=f"ridge functions the records are drawn from (default {O2NC_DEFAULTS['population']})")
     group.add_argument("--rho", type=float, default=None, metavar="RHO",
@@ -330,7 +424,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     group.add_argument("--count-rule", default=None,
                        help=f"zo_o2nc: tree count of σ, {' | '.join(O2NC_COUNT_RULES)} (default exact, zo_o2nc.E3)")
     group.add_argument("--sigma-rule", default=None,
-                       help=f"zo_o2nc-naive: σ, {' | '.join(O2NC_SIGMA_RULES)} (default exact, zo_o2nc.E8)")
+                       help=f"zo_o2nc-naive: σ, {' | '.join(O2NC_SIGMA_RULES)} (default exact, zo_o2nc.E8); "
+                            f"spider_sosp: {' | '.join(SPIDER_SIGMA_RULES)} (default gdp_exact; thm3.11 needs "
+                            "--allow-nonprivate, spider_sosp.E3)")
     group.add_argument("--batch-rule", default=None,
                        help=f"zo_o2nc-naive: B, {' | '.join(O2NC_BATCH_RULES)} (d^(3/2)/ρ; default one, zo_o2nc.E9)")
     group.add_argument("--goldstein-samples", type=int, default=None, metavar="S",
@@ -357,9 +453,27 @@ def register(subparsers) -> argparse.ArgumentParser:
     group.add_argument("--target-stationarity", type=float, default=None, metavar="B",
                        help=f"multi pass: the target beta of Theorem 4.1 (default "
                             f"{NSNC_DEFAULTS['target_stationarity']:g}; T grows like beta^-3)")
+    group = parser.add_argument_group("spider_sosp (spider_sosp Algorithm 2 with Algorithm 3); --samples, --mode, "
+                                      "--sigma-rule: spider_sosp too")
+    group.add_argument("--adjacency", default=None,
+                       help=f"{' | '.join(SPIDER_ADJACENCY_NAMES)} (default replace-one; zero-out: the paper's "
+                            "sensitivities, spider_sosp.E1)")
+    group.add_argument("--tree-scope", default=None,
+                       help=f"{' | '.join(SPIDER_TREE_SCOPES)} (default global: one tree for the run, spider_sosp.E5; "
+                            "segment: a fresh tree at every O1 step)")
+    group.add_argument("--no-perturb", action="store_true", default=None,
+                       help="disable the saddle perturbation (Algorithm 2 lines 9-11): the ablation")
+    group.add_argument("--reset-drift-on-perturb", action="store_true", default=None,
+                       help="reset drift at a perturbation step (line 10 as printed; default off)")
+    group.add_argument("--start", default=None,
+                       help=f"{' | '.join(SPIDER_STARTS)} (default: saddle, the cosine problems' x0 = 0; random for "
+                            "the quadratic, drawn from --seed)")
+    group.add_argument("--allow-nonprivate", action="store_true", default=None,
+                       help="allow --sigma-rule thm3.11 (sigma = alpha/sqrt(d), no epsilon or delta: not private)")
     add("--output", default=None, metavar="DIR",
         help="write releases.csv, trajectory.csv (zo_o2nc: epochs.csv, output.csv, diagnostics.json; nsnc_improved: "
-             "blocks.csv, output.csv, diagnostics.json), ledger.json and manifest.json")
+             "blocks.csv, output.csv, diagnostics.json; spider_sosp: trace.csv, output.csv, diagnostics.json), "
+             "ledger.json and manifest.json")
     add("--overwrite", action="store_true",
         help="with --output: write into a non-empty directory, overwriting its files (refused otherwise)")
     add("--memory-limit", default=None, metavar="SIZE",
@@ -371,6 +485,8 @@ def register(subparsers) -> argparse.ArgumentParser:
              "training gradient norms) and write nonprivate_diagnostics.json")
     add("--quiet", "-q", action="store_true", help="no progress bar on stderr")
     add("--no-progress", dest="quiet", action="store_true", help=argparse.SUPPRESS)  # the former spelling
+    add("--progress", dest="quiet", action="store_false", default=argparse.SUPPRESS,
+        help="show the progress bar on stderr (the default; undoes an earlier --quiet)")
     one_line_errors(parser, redact=_redact)
     return parser
 
@@ -418,10 +534,12 @@ def _settings_from_args(args) -> dict:
     """Validated keyword arguments of ``run_algorithm`` from parsed arguments; ValueError names the option."""
     _require(args.algorithm in ALGORITHMS, f"ALGORITHM must be one of "
                                            f"{', '.join([*ALGORITHMS, *O2NC_ALGORITHMS, NSNC_ALGORITHM])}, "
+                                           f"{SPIDER_ALGORITHM}, "
                                            f"got {args.algorithm!r}")
     for dest, option in O2NC_OPTIONS.items():
         owners = ("zo_o2nc, zo_o2nc-naive and nsnc_improved" if dest in _SHARED_WITH_NSNC else
                   "zo_o2nc and zo_o2nc-naive")
+        owners = _SHARED_WITH_SPIDER.get(dest, owners)
         _require(getattr(args, dest, None) is None, f"{option} applies to {owners} only")
     _refuse_nsnc_options(args)
     for key in ("d", "n", "steps", "step_size", "batching", "backend", "replicates"):
@@ -569,6 +687,9 @@ def _o2nc_settings_from_args(args) -> dict:
 
 #: zo_o2nc options that nsnc_improved takes too.
 _SHARED_WITH_NSNC = ("samples", "population", "smoothing_radius", "goldstein_samples")
+#: zo_o2nc options that spider_sosp takes too, with every algorithm that takes them.
+_SHARED_WITH_SPIDER = {"samples": "zo_o2nc, zo_o2nc-naive, nsnc_improved and spider_sosp",
+                       "sigma_rule": "zo_o2nc-naive and spider_sosp"}
 
 
 def _refuse_nsnc_options(args) -> None:
@@ -696,6 +817,12 @@ def run(args, command=None) -> int:
     """Run ``dpref run`` from parsed arguments; returns the exit code (0, or 2 for a refusal: one line on stderr,
     see the module docstring). ``command`` is the command line recorded in the manifest (any --noise-seed value is
     masked there)."""
+    if args.algorithm == SPIDER_ALGORITHM:
+        return _run_spider(args, command)
+    for dest, option in SPIDER_OPTIONS.items():
+        if getattr(args, dest, None) is not None:
+            print(f"dpref run: error: {option} applies to spider_sosp only", file=sys.stderr)
+            return 2
     if args.algorithm in O2NC_ALGORITHMS:
         return _run_o2nc(args, command)
     if args.algorithm == NSNC_ALGORITHM:
@@ -789,3 +916,100 @@ def _run_nsnc(args, command=None) -> int:
         return 2
     del prepared
     return _report(outcome, args, command, summarise=nsnc_summary, publish=nsnc_publication, render=render_nsnc)
+
+
+def _spider_settings_from_args(args) -> dict:
+    """Validated keyword arguments of ``reference.runner_spider_sosp.prepare_spider_sosp`` from parsed arguments;
+    ValueError names the option. The options of the other algorithms are refused with the reason."""
+    for dest, (option, why) in SPIDER_REFUSED.items():
+        _require(getattr(args, dest, None) is None, f"{option} does not apply to spider_sosp: {why}")
+    _require(args.format in FORMATS, f"--format must be one of {', '.join(FORMATS)}, got {args.format!r}")
+    backend = args.backend
+    _require(backend is None or backend in BACKENDS, f"--backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
+    problem = args.problem or SPIDER_DEFAULTS["problem"]
+    _require(problem in SPIDER_PROBLEMS,
+             f"--problem must be one of {', '.join(SPIDER_PROBLEMS)} for spider_sosp, got {problem!r}")
+    d = SPIDER_DEFAULTS["d"] if args.d is None else args.d
+    samples = SPIDER_DEFAULTS["samples"] if args.samples is None else args.samples
+    for option, value in (("--d", d), ("--samples", samples)):
+        _require(value >= 1, f"{option} must be >= 1, got {value}")
+    _require(d <= SPIDER_D_MAX, f"--d must be <= {SPIDER_D_MAX} for spider_sosp, got {d} (the SOSP level needs the "
+                                "smallest eigenvalue of the d x d population Hessian: d^3 operations)")
+    epsilon = SPIDER_DEFAULTS["epsilon"] if args.epsilon is None else args.epsilon
+    low, high = SPIDER_EPSILON_RANGE
+    _require(epsilon == math.inf or low <= epsilon <= high,
+             f"--epsilon must lie in [{low:g}, {high:g}], or be inf (the non-private limit: no noise), got {epsilon}")
+    private = not math.isinf(epsilon)
+    mode = SPIDER_DEFAULTS["mode"] if args.mode is None else args.mode
+    _require(mode in SPIDER_MODES, f"--mode must be one of {', '.join(SPIDER_MODES)} for spider_sosp, got {mode!r}")
+    start = args.start
+    _require(start is None or start in SPIDER_STARTS,
+             f"--start must be one of {', '.join(SPIDER_STARTS)}, got {start!r}")
+    _require(not (start == "saddle" and problem == "quadratic"),
+             "--start saddle applies to the cosine problems only (the quadratic is strongly convex: it has no saddle); "
+             "use --start random")
+    rule, allow = args.sigma_rule, bool(args.allow_nonprivate)
+    delta, adjacency, scope = args.delta, args.adjacency, args.tree_scope
+    if private:
+        delta = SPIDER_DEFAULTS["delta"] if delta is None else delta
+        _require(0 < delta < 1, f"--delta must lie in (0, 1), got {delta}")
+        rule = SPIDER_DEFAULTS["sigma_rule"] if rule is None else rule
+        _require(rule in SPIDER_SIGMA_RULES,
+                 f"--sigma-rule must be one of {', '.join(SPIDER_SIGMA_RULES)} for spider_sosp, got {rule!r}")
+        _require(rule != "thm3.11" or allow,
+                 "--sigma-rule thm3.11 (Theorem 3.11 as printed: sigma = alpha/sqrt(d), no epsilon or delta) is not "
+                 "private (spider_sosp.E3); add --allow-nonprivate to run it anyway")
+        _require(not allow or rule == "thm3.11", "--allow-nonprivate applies to --sigma-rule thm3.11 only")
+        adjacency = "replace-one" if adjacency is None else adjacency
+        _require(adjacency in SPIDER_ADJACENCY_NAMES,
+                 f"--adjacency must be one of {', '.join(SPIDER_ADJACENCY_NAMES)}, got {adjacency!r}")
+        adjacency = SPIDER_ADJACENCY_NAMES[adjacency]
+        scope = SPIDER_DEFAULTS["tree_scope"] if scope is None else scope
+        _require(scope in SPIDER_TREE_SCOPES,
+                 f"--tree-scope must be one of {', '.join(SPIDER_TREE_SCOPES)}, got {scope!r}")
+    else:
+        for option, value in (("--delta", delta), ("--sigma-rule", rule), ("--adjacency", adjacency),
+                              ("--tree-scope", scope)):
+            _require(value is None, f"{option} does not apply to --epsilon inf (the non-private limit: no noise, no "
+                                    "privacy plan)")
+        _require(not allow, "--allow-nonprivate does not apply to --epsilon inf (the run is not private anyway)")
+    for option, seed in (("--seed", args.seed), ("--data-seed", args.data_seed)):
+        _require(0 <= seed < SEED_BOUND, f"{option} must lie in [0, 2**128), got {seed}")
+    _require(args.noise_seed is None or 0 <= args.noise_seed < SEED_BOUND,
+             "--noise-seed must lie in [0, 2**128) (the value is secret and not repeated here)")
+    _require(args.noise_seed is None or args.noise_seed != args.data_seed,
+             "--noise-seed must differ from --data-seed (the data seed is published: noise drawn from it could be "
+             "regenerated; omit --noise-seed to draw fresh secret entropy)")
+    _require(args.noise_seed is None or args.noise_seed != args.seed,
+             "--noise-seed must differ from --seed (the public seed is published: noise drawn from it could be "
+             "regenerated; omit --noise-seed to draw fresh secret entropy)")
+    return {"problem": problem, "d": d, "samples": samples, "data_seed": args.data_seed, "epsilon": epsilon,
+            "delta": delta, "mode": mode, "sigma_rule": rule, "adjacency": adjacency, "tree_scope": scope,
+            "perturb": not args.no_perturb, "reset_drift_on_perturb": bool(args.reset_drift_on_perturb),
+            "start": start, "allow_nonprivate": allow, "seed": args.seed, "noise_seed": args.noise_seed,
+            "backend": backend,
+            "memory_limit": None if getattr(args, "memory_limit", None) is None else parse_size(args.memory_limit)}
+
+
+def _run_spider(args, command=None) -> int:
+    """``dpref run spider_sosp``: as ``run``, over ``reference.runner_spider_sosp``. Every check, the settings, the
+    privacy plan, the budget and the memory come before the output directory is touched or a record is drawn."""
+    try:
+        settings = _spider_settings_from_args(args)
+        prepared = prepare_spider_sosp(**settings, publish=bool(args.output),
+                                       include_nonprivate=bool(args.include_nonprivate))
+        del settings  # holds the secret seed, if one was given: it goes no further
+        if args.output:
+            prepare_output_dir(args.output, overwrite=getattr(args, "overwrite", False), option="--output")
+        outcome = execute_spider_sosp(prepared, progress=not getattr(args, "quiet", False))
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        message = exc.describe(cli=True) if callable(getattr(exc, "describe", None)) else str(exc)
+        print(f"dpref run: error: {' '.join(message.split())}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("dpref run: error: out of memory, although the run was estimated to fit (an estimate, not a bound); "
+              "reduce --samples or --d", file=sys.stderr)
+        return 2
+    del prepared
+    return _report(outcome, args, command, summarise=spider_summary, publish=spider_publication,
+                   render=render_spider)

@@ -87,6 +87,14 @@ CATALOGUE: tuple[Entry, ...] = (
           "the high-probability guarantee, directions from the secret seed), d=1, M=32 (T=17, Σ=4, B1=4), canary in "
           "the reset leaf of period 1, σ=12.3455, releases' μ=0.03507, a fresh public seed per trial; plan "
           "high-probability, μ=0.229087, δ_fail=5e-07; score: the training split's best feature"),
+    Entry("spider-sosp-run", "scenario", "gdp", 2.9999999999999996, 0.7191174352217927, 2.9999999999999996,
+          "spider_sosp Alg 2+3, T=Σ=16 (global tree), d=2, n=200000, b=10939, κ=1.2, canary in leaf 1 (step 0's O1 "
+          "batch), restart at leaf 9 (7 nodes), σ=0.000672669, pair μ=0.719117; plan gdp_exact, μ=0.719117"),
+    Entry("spider_sosp-published", "scenario", "gdp", 1.0000000000000004, 0.23670438066343572, None,
+          "spider_sosp publication (spider_sosp with default arguments: fresh secret entropy, default publication), "
+          "cosine, d=2, n=10000 (b=80, κ=1.356, ζ=3.657), canary in step 0's O1 batch, σ=0.912325, releases' "
+          "μ≈0.01938, a fresh public seed per trial; plan gdp_exact, μ=0.236704; score: the training split's best "
+          "feature"),
     Entry("noise_halved", "planted bug", "epsilon_delta", 1.0, None, 2.1546766576676992,
           "clipped mean, n=100, C=1, σ=0.0373063, μ=0.536102"),
     Entry("sensitivity_c_over_n", "planted bug", "epsilon_delta", 1.0, None, 2.1546766576676992,
@@ -142,4 +150,13 @@ CATALOGUE: tuple[Entry, ...] = (
           "nsnc_improved publication (the NOT PRIVATE training diagnostics published (include_nonprivate=True)), d=1, "
           "M=32 (T=17, Σ=4, B1=4), canary in the reset leaf of period 1, σ=23.8984, releases' μ=0.01812, a fresh "
           "public seed per trial; plan worst-case, μ=0.236704, δ_fail=0; score: the training split's best feature"),
+    Entry("spider-sosp-printed-noise", "planted bug", "epsilon_delta", 1.0, None, 5.379613229948038,
+          "spider_sosp Alg 2+3, T=Σ=3 (global tree), d=16, n=20000, b=87, κ=1.2, canary in leaf 1 (step 0's O1 "
+          "batch), restart at leaf 3 (3 nodes), σ=0.033359, pair μ=1.1936; [planted: σ=α/√d (Theorem 3.11 as "
+          "printed), claimed (ε, δ)=(1, 1e-05)]"),
+    Entry("spider_sosp-published-nonprivate", "planted bug", "gdp", 1.0000000000000004, 0.23670438066343572, None,
+          "spider_sosp publication (the NOT PRIVATE training diagnostics published (include_nonprivate=True)), "
+          "cosine, d=2, n=10000 (b=80, κ=1.356, ζ=3.657), canary in step 0's O1 batch, σ=0.912325, releases' "
+          "μ≈0.01938, a fresh public seed per trial; plan gdp_exact, μ=0.236704; score: the training split's best "
+          "feature"),
 )

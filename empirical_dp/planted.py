@@ -5,13 +5,13 @@ buggy mechanism on a worst-case neighbouring pair, with the attack that exposes 
 mechanism against the same claim (or, for the sampling bug, the correct accountant) and must be reported
 "consistent".
 
-Claims and budgets. Bugs 1–4 and 6–12 state (ε, δ) claims ("ε = 1 at δ = 1e-5", the RDP accountant's ε, the run's
-target ε): only the Clopper–Pearson ε_lb may refute them, and the budgets are sized for it at the quick audits'
-confidence 1 − 1e-6 (bugs 1 and 2: 500 000 trials per dataset, expected best-threshold ε_lb ≈ 1.32 at that
+Claims and budgets. Bugs 1–4, 6–12 and 19 state (ε, δ) claims ("ε = 1 at δ = 1e-5", the RDP accountant's ε, the
+run's target ε, Theorem 3.11's "(ε, δ)-DP"): only the Clopper–Pearson ε_lb may refute them, and the budgets are
+sized for it at the quick audits' confidence 1 − 1e-6 (bugs 1 and 2: 500 000 trials per dataset, expected best-threshold ε_lb ≈ 1.32 at that
 confidence, 1.50 at 0.95, against the claim 1; the true μ-GDP of the pair, ``Scenario.mu``, only feeds the
 yardsticks). Bug 5 states the claim of its twin's plan, ``gdp_exact``: μ-GDP (``dpzero_scenarios.plan_claim``),
-so the GDP μ bound may refute it too; so do bugs 13–16 (μ-GDP at the zo_o2nc ledger's exact ρ) and 17 (μ-GDP at the
-nsnc_improved plan's μ).
+so the GDP μ bound may refute it too; so do bugs 13–16 (μ-GDP at the zo_o2nc ledger's exact ρ), 17 (μ-GDP at the
+nsnc_improved plan's μ) and 20 (μ-GDP at the spider_sosp ledger's μ).
 
 Sources:
 - Dong, Roth, Su 2022 (JRSS-B) Thm 2.7 / Cor. 2.13: the Gaussian mechanism with sensitivity Δ and noise σ is
@@ -57,6 +57,14 @@ The bugs:
    default nsnc_improved run with the NOT PRIVATE training diagnostics published (include_nonprivate=True);
    claimed (ε, δ) = (1, 1e-6), the ledger's high-probability guarantee, caught at 100 publications per data set.
    Twin: the default pipeline.
+19. ``spider-sosp-printed-noise`` (``empirical_dp.spider_sosp``): spider_sosp Alg 2 + 3 (global tree, T = Σ = 3,
+   d = 16) on the worst pair of leaves (1, 3), the tree noise σ = α/√d of Theorem 3.11 as printed (spider_sosp.E3),
+   which claims (ε, δ) = (1, 1e-5); the pair's true μ is 1.194 (exact ε 5.38). Twin: the exact calibration
+   ("gdp_exact") on the same pair against the same (ε, δ) claim.
+20. ``spider_sosp-published-nonprivate`` (``empirical_dp.spider_sosp_published``): the whole publication of a
+   default spider_sosp run (n = 10⁴, the canary pair in step 0's O1 batch, a fresh public seed per trial) with the
+   NOT PRIVATE training diagnostics published (include_nonprivate=True); claimed μ-GDP at the ledger's μ = 0.2367
+   (rule gdp_exact, ε = 1 at δ = 1e-6), caught at 50 publications per data set. Twin: the default pipeline.
 
 Randomness: each scenario's ``sample(rng, trials, which)`` draws from the generator it is given, in the order
 stated in its docstring.
@@ -81,6 +89,8 @@ from .nsnc_improved import fo_reset_sensitivity_halved_scenario
 from .nsnc_improved_published import NSNC_IMPROVED_PUBLISHED_BUILTINS, nsnc_improved_published_scenario
 from .published import PUBLISHED_BUILTINS, published_scenario
 from .scenarios import Scenario, poisson_gaussian_scenario
+from .spider_sosp import printed_noise_scenario
+from .spider_sosp_published import SPIDER_SOSP_PUBLISHED_BUILTINS, spider_sosp_published_scenario
 from .zo_o2nc import nodes_renoised_scenario, noise_halved_sensitivity_scenario
 from .zo_o2nc_published import ZO_O2NC_PUBLISHED_BUILTINS, zo_o2nc_published_scenario
 
@@ -667,12 +677,13 @@ __all__ += ["NSNC_IMPROVED_FO_RESET_BUDGET"]
 # The default nsnc_improved pipeline of ``empirical_dp.nsnc_improved_published`` (``run_nsnc_improved`` with its
 # default arguments on the flat/canary pair, M = 32, d = 1, T = 17, Σ = 4, B1 = 4, then ``nsnc_publication``; a fresh
 # public seed per trial) with the NOT PRIVATE training diagnostics published (include_nonprivate=True), audited on
-# the whole publication against the ledger's high-probability claim (ε, δ) = (1, 1e-6): only the Clopper–Pearson
-# ε_lb may decide, so the budget is the DPZero published one (``PUBLISHED_BUDGET``, 100 per data set: a perfect
-# separation then certifies ε_lb ≈ 1.57 > 1 at the quick confidence 1 − 1e-6; 50 would give ≈ 0.79).
+# the whole publication against the ledger's claim: μ-GDP at μ = 0.2367 at the default m = 64 (worst case), so the
+# GDP bound decides and the budget is zo_o2nc's (50 per data set: a perfect separation of the 48 counted trials
+# certifies μ_lb ≈ 1.22 > 0.2367 at the quick confidence 1 − 1e-6; against an (ε, δ) claim only Clopper–Pearson
+# would decide, and 50 would certify only ε_lb ≈ 0.79 < 1).
 
 #: Trials per data set of the nsnc_improved published-output planted bug.
-NSNC_IMPROVED_PUBLISHED_BUDGET = 100
+NSNC_IMPROVED_PUBLISHED_BUDGET = 50
 #: Planted name → (variant of ``nsnc_improved_published.VARIANTS``, its twin's variant).
 NSNC_IMPROVED_PUBLISHED_PLANTED = {"nsnc_improved-published-nonprivate": ("nonprivate", "default")}
 
@@ -690,3 +701,54 @@ PLANTED.update({name: (lambda name=name: _nsnc_improved_published_planted(name),
 TWINS.update({name: (lambda name=name: _nsnc_improved_published_twin(name), _published_attack,
                      NSNC_IMPROVED_PUBLISHED_BUDGET) for name in NSNC_IMPROVED_PUBLISHED_PLANTED})
 __all__ += ["NSNC_IMPROVED_PUBLISHED_BUDGET", "NSNC_IMPROVED_PUBLISHED_PLANTED"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bug 19: spider_sosp's printed tree noise (``empirical_dp.spider_sosp``; docs/audits.md, spider_sosp)
+#
+# Algorithm 2 (global tree, T = Σ = 3, d = 16, n = 20 000, b = 87, κ = 1.2) on the canary pair in leaf 1 with the
+# restart at leaf 3, σ = α/√d = 0.0334 (Theorem 3.11 as printed), which claims (ε, δ) = (1, 1e-5): only the
+# Clopper–Pearson ε_lb may decide. The pair's true μ is 1.194 (exact ε 5.38). Budget from the expected ε_lb of the
+# best fixed threshold at the rounded expected counts of that μ-GDP pair, each threshold of the Bonferroni grid at
+# 1 − 1e-6/16 (the quick audits' confidence): 1.65 at 5 000 trials per dataset, 1.93 at 10 000, 2.19 at 20 000 (at
+# 0.95: 2.11, 2.37, 2.62); 10 000 trials take ~0.2 s.
+
+#: Trials per data set of ``spider-sosp-printed-noise``.
+SPIDER_SOSP_PRINTED_NOISE_BUDGET = 10_000
+
+PLANTED["spider-sosp-printed-noise"] = (printed_noise_scenario, _likelihood_ratio_attack,
+                                        SPIDER_SOSP_PRINTED_NOISE_BUDGET)
+TWINS["spider-sosp-printed-noise"] = (lambda: printed_noise_scenario(buggy=False), _likelihood_ratio_attack,
+                                      SPIDER_SOSP_PRINTED_NOISE_BUDGET)
+__all__ += ["SPIDER_SOSP_PRINTED_NOISE_BUDGET"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bug 20: a leak through the published files of a spider_sosp run (``empirical_dp.spider_sosp_published``)
+#
+# The default spider_sosp pipeline of ``empirical_dp.spider_sosp_published`` (``run_spider_sosp`` with its default
+# arguments but n = 10⁴, on the canary pair in step 0's O1 batch, then ``spider_publication``; a fresh public seed per
+# trial) with the NOT PRIVATE training diagnostics published (include_nonprivate=True), audited on the whole
+# publication against the ledger's μ-GDP claim μ = 0.2367 (rule gdp_exact): the GDP bound may decide, and a perfect
+# separation of 50 publications per data set certifies μ_lb ≈ 1.22 at the quick confidence 1 − 1e-6 (zo_o2nc's
+# published budget). 50 publications per data set take ~10 s with the training split.
+
+#: Trials per data set of the spider_sosp published-output planted bug.
+SPIDER_SOSP_PUBLISHED_BUDGET = 50
+#: Planted name → (variant of ``spider_sosp_published.VARIANTS``, its twin's variant).
+SPIDER_SOSP_PUBLISHED_PLANTED = {"spider_sosp-published-nonprivate": ("nonprivate", "default")}
+
+
+def _spider_sosp_published_planted(name: str) -> Scenario:
+    return SPIDER_SOSP_PUBLISHED_BUILTINS[name]().scenario
+
+
+def _spider_sosp_published_twin(name: str) -> Scenario:
+    return spider_sosp_published_scenario(SPIDER_SOSP_PUBLISHED_PLANTED[name][1], name=f"{name}-twin").scenario
+
+
+PLANTED.update({name: (lambda name=name: _spider_sosp_published_planted(name), _published_attack,
+                       SPIDER_SOSP_PUBLISHED_BUDGET) for name in SPIDER_SOSP_PUBLISHED_PLANTED})
+TWINS.update({name: (lambda name=name: _spider_sosp_published_twin(name), _published_attack,
+                     SPIDER_SOSP_PUBLISHED_BUDGET) for name in SPIDER_SOSP_PUBLISHED_PLANTED})
+__all__ += ["SPIDER_SOSP_PUBLISHED_BUDGET", "SPIDER_SOSP_PUBLISHED_PLANTED"]

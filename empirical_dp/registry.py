@@ -4,13 +4,15 @@
 (the DPZero algorithm itself), ``empirical_dp.published`` (everything a DPZero run publishes), ``empirical_dp.zo_o2nc``
 (zo_o2nc Alg 3 + 4: one epoch and the whole run), ``empirical_dp.zo_o2nc_published`` (everything a zo_o2nc run
 publishes), ``empirical_dp.nsnc_improved`` (nsnc_improved Alg 2 with the single-pass oracle: worst case and
-high probability) and ``empirical_dp.nsnc_improved_published`` (everything a default nsnc_improved run publishes)
-build on it. This module sits above them and registers their built-ins, so none of them imports
-another to find its entries (no import cycle, lazy or not). ``dpref audit``, ``empirical_dp.executors`` (built-ins
-travel to workers by name) and the tests look built-ins up here.
+high probability), ``empirical_dp.nsnc_improved_published`` (everything a default nsnc_improved run publishes),
+``empirical_dp.spider_sosp`` (spider_sosp Alg 2 + 3: the whole run on the worst pair of tree leaves) and
+``empirical_dp.spider_sosp_published`` (everything a default spider_sosp run publishes) build on it.
+This module sits above them and registers their built-ins, so none of them imports another to find its entries (no
+import cycle, lazy or not). ``dpref audit``, ``empirical_dp.executors`` (built-ins travel to workers by name) and the
+tests look built-ins up here.
 
-The closed-form built-ins are built at import; the DPZero, published, zo_o2nc and nsnc_improved ones are
-``Deferred``: built on first access, because ``dpzero-full-run-poisson`` calibrates its noise in mpmath (~4 s).
+The closed-form built-ins are built at import; the DPZero, published, zo_o2nc, nsnc_improved and spider_sosp ones
+are ``Deferred``: built on first access, because ``dpzero-full-run-poisson`` calibrates its noise in mpmath (~4 s).
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ from .scenarios import (
     tree_prefix_scenario,
     zeroth_order_scenario,
 )
+from .spider_sosp import SPIDER_SOSP_BUILTINS
+from .spider_sosp_published import SPIDER_SOSP_PUBLISHED_BUILTINS
 from .zo_o2nc import ZO_O2NC_BUILTINS
 from .zo_o2nc_published import ZO_O2NC_PUBLISHED_BUILTINS
 
@@ -43,6 +47,8 @@ __all__ = [
     "ZO_O2NC_PUBLISHED_BUILTIN_NAMES",
     "NSNC_IMPROVED_BUILTIN_NAMES",
     "NSNC_IMPROVED_PUBLISHED_BUILTIN_NAMES",
+    "SPIDER_SOSP_BUILTIN_NAMES",
+    "SPIDER_SOSP_PUBLISHED_BUILTIN_NAMES",
     "SCENARIOS",
 ]
 
@@ -99,6 +105,14 @@ NSNC_IMPROVED_BUILTIN_NAMES = ("nsnc_improved-single-pass", "nsnc_improved-high-
 #: The second runs with the theory's directions: the high-probability guarantee, directions from the secret seed.
 NSNC_IMPROVED_PUBLISHED_BUILTIN_NAMES = ("nsnc_improved-published", "nsnc_improved-published-theory-m")
 
+#: Built-ins that run spider_sosp Alg 2 + 3 (``empirical_dp.spider_sosp.SPIDER_SOSP_BUILTINS``), built on first use
+#: (each build makes one reference run per dataset, ~0.5 s each, to check the law).
+SPIDER_SOSP_BUILTIN_NAMES = ("spider-sosp-run",)
+
+#: Built-ins that audit everything a default spider_sosp run publishes (``empirical_dp.spider_sosp_published``), built
+#: on first use (each build makes one short run of the pipeline per data set to check the noise model).
+SPIDER_SOSP_PUBLISHED_BUILTIN_NAMES = ("spider_sosp-published",)
+
 
 def _dpzero_builtin(name: str) -> Scenario:
     return DPZERO_BUILTINS[name]()
@@ -124,6 +138,14 @@ def _nsnc_improved_published_builtin(name: str) -> Scenario:
     return NSNC_IMPROVED_PUBLISHED_BUILTINS[name]().scenario
 
 
+def _spider_sosp_builtin(name: str) -> Scenario:
+    return SPIDER_SOSP_BUILTINS[name]()
+
+
+def _spider_sosp_published_builtin(name: str) -> Scenario:
+    return SPIDER_SOSP_PUBLISHED_BUILTINS[name]().scenario
+
+
 def _builtins() -> dict[str, Scenario]:
     registry = ScenarioRegistry({
         "gaussian": gaussian_scenario(1.0, 1.0 / GAUSSIAN_BUILTIN_MU, 1, 1e-5, name="gaussian"),
@@ -140,6 +162,10 @@ def _builtins() -> dict[str, Scenario]:
                      for name in NSNC_IMPROVED_BUILTIN_NAMES})
     registry.update({name: Deferred(functools.partial(_nsnc_improved_published_builtin, name))
                      for name in NSNC_IMPROVED_PUBLISHED_BUILTIN_NAMES})
+    registry.update({name: Deferred(functools.partial(_spider_sosp_builtin, name))
+                     for name in SPIDER_SOSP_BUILTIN_NAMES})
+    registry.update({name: Deferred(functools.partial(_spider_sosp_published_builtin, name))
+                     for name in SPIDER_SOSP_PUBLISHED_BUILTIN_NAMES})
     return registry
 
 

@@ -463,21 +463,56 @@ ERRATA: tuple[Erratum, ...] = (
        "floor on m from it",
        "nsnc_improved.lemma3_4.directions_from_explicit_radius"),
     # --- spider_sosp -------------------------------------------------------------------------------------
-    _e("spider_sosp.E1", "erratum", "§2 (neighbouring datasets); Lemma 3.7",
+    _e("spider_sosp.E1", "erratum", "§1 (neighbouring datasets differ by a single item); Lemma 3.7",
        "neighbours differ \"by a single item\", with O1 sensitivity G/b and O2 sensitivity M‖Δx‖/b_t",
-       "replacing one item gives 2G/b and 2M‖Δx‖/b_t; the paper's constants are right for zero-out "
-       "neighbours only",
-       "spider_sosp.sec5.noise_rules"),
+       "replacing one item gives 2G/b and 2M‖Δx‖/b_t, attained by f = ±G⟨u, x⟩ and f = ±(M/2)⟨u, x⟩² with u ∥ Δx; "
+       "the paper's constants are right (and attained) for zero-out neighbours only",
+       "spider_sosp.lemma3_7.replace_one_sensitivity"),
+    _e("spider_sosp.E2", "typo", "Lemma 3.7 and Lemma 3.8 (b_t); Theorem 3.11",
+       "b_t = max{‖g̃_t‖√d/(αε), κ‖g̃_t‖/α², 1} and the O2 sensitivity M‖x_t − x_{t−1}‖/b_t = ‖g̃_t‖/b_t",
+       "g̃_t is not known when b_t is chosen; the O2 query of step t moves by ‖x_t − x_{t−1}‖ = ‖g̃_{t−1}‖/M, so "
+       "b_t uses ‖g̃_{t−1}‖ (with ceilings: b_t = max(⌈‖g̃_{t−1}‖√d/(αε)⌉, ⌈κ‖g̃_{t−1}‖/α²⌉, 1))",
+       "spider_sosp.alg2.drift_bound"),
     _e("spider_sosp.E3", "erratum", "Theorem 2.2, Lemma 3.7, Lemma 3.8, Theorem 3.11",
        "four noise rules: 4s√(log Σ·log(1/δ))/ε, s·log(1/δ)/ε, 2 log(1/δ)·α/√d and α/√d",
-       "they disagree (the last has no ε or δ at all); dpref calibrates σ from an upper bound on the run's "
-       "Gaussian-DP μ and reports what that bound certifies for each printed rule",
-       "spider_sosp.sec5.noise_rules"),
+       "they disagree (the last has no ε or δ at all); under replace-one neighbours Lemma 3.8's rule is not "
+       "certified at (G, M, B, d, n, ε, δ) = (1, 1, 1, 100, 1e5, 0.1, 1e-6) even by exact accounting (δ(ε) = "
+       "1.17e-4), and Theorem 3.11's is not private there: its first release alone has δ(0.1) = 0.0067 > 1e-6, "
+       "under zero-out neighbours too; dpref calibrates σ to the exact Gaussian-DP μ of the run (exact node count) and reports what "
+       "each printed rule gives",
+       "spider_sosp.sec5.printed_rules_exact_accounting"),
     _e("spider_sosp.E5", "erratum", "Algorithm 2 with Theorem 2.2 (one tree across O1 restarts)",
        "each record enters one leaf of the tree",
        "with one tree for the whole run a record changes its own leaf and the next restart leaf, so the "
        "single-participation hypothesis fails; count two leaves, or use a fresh tree per segment",
        "spider_sosp.sec5.noise_rules"),
+    _e("spider_sosp.E9", "typo", "Theorem 3.11 (b)",
+       "b = G(√d/(εα) + 1/α²)",
+       "dimensionally inconsistent (G/α² against G²/α² under a change of units); Lemma 3.8's b = G√d/(εα) + "
+       "G²/α² is meant, with a ceiling",
+       "spider_sosp.lemma3_8.batch_sizes"),
+    _e("spider_sosp.E13", "erratum", "Algorithm 2, line 10; Lemma 3.6 (τ_t); Lemma 3.8",
+       "at a perturbation step drift_t = 0, and Lemma 3.6 bounds ‖∇_t − ∇F(x_t)‖ from the last step whose drift "
+       "was set to 0, as if O1 had been queried there",
+       "no O1 query is made at a perturbation step: the SPIDER chain continues and its releases since the last O1 "
+       "query add up past κ (several κ in runs), so V_t exceeds G²/b + κ/coef_bt and Lemma 3.8's accuracy does "
+       "not follow; reset the drift at O1 queries only (dpref's default; the literal reading is a flag)",
+       "spider_sosp.alg2.drift_reset_at_perturbation"),
+    _e("spider_sosp.E18", "erratum", "Lemma 3.3",
+       "from a saddle, with ∇_0 = ∇F(x_0) + ζ_1 + ζ_2 and any errors ‖∇_t − ∇F(x_t)‖ ≤ γ, F(x_Γ) − F(x_0) ≤ "
+       "−Ω(γ^{3/2}/(√ρ log³(dMB/(ργι)))) with probability ≥ 1 − ι",
+       "false for bounded adversarial errors: the perturbation ζ_2 (of size γ/√log(d/ι), spread over d "
+       "coordinates) is smaller than the errors allowed, and e_t = clip_γ(Mx_t − ∇F(x_t)) keeps x_t at the saddle "
+       "(F(x_Γ) = F(x_0)); the decrease holds for random zero-mean errors, or with a perturbation that dominates "
+       "the error; the SOSP guarantee of Proposition 3.4 and Theorem 3.11 rests on it",
+       "spider_sosp.lemma3_3.adversarial_errors"),
+    _e("spider_sosp.E24", "erratum", "Theorem A.2 and the ERM-route display of Appendix A.2",
+       "α = Õ(√d/n + (√d/(nε))^{2/3}); in the proof L for G, a \"maximal packing\" for a covering, τ for ι and "
+       "(M + ρr)√(d/n) for the Hessian step",
+       "Theorem A.2 gives a uniform deviation of order √(d/n) (exactly E sup_x‖∇F_D − ∇F_P‖² = "
+       "(1 − e^{−τ²})Σc_j²/n on the cosine family), so the display reads Õ(√(d/n) + (√d/(nε))^{2/3}); the "
+       "Hessian step is M√(d log(R/r)/n) + 2ρr",
+       "spider_sosp.thm_a2.uniform_gradient_deviation"),
     _e("spider_sosp.E29", "clarification", "Lemma 3.10",
        "α is stated with O(·)", "it inherits the Õ(·) factors; dpref multiplies the formula by a constant "
        "c_alpha (default 1)"),

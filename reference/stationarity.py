@@ -25,6 +25,8 @@ What this module computes:
   estimator and Corollary 2.3 (‖∇F̂_δ(x)‖_δ ≤ ε implies ‖∇F(x)‖_{2δ} ≤ ε).
 * ``proxy_stationarity``: ‖(1/T) Σ_t ∇F̂_δ(w_t)‖, the quantity that the proof of Lemma 4.6 bounds (applied to
   F̂_δ in Corollary 4.7); an upper bound on ‖∇F(w̄)‖_{2δ} when every w_t lies within δ of w̄.
+* ``sosp_level`` and ``is_sosp``: second-order stationarity (spider_sosp Definitions 1.1, 1.2): the smallest α for
+  which a point is an α-SOSP, α* = max(‖∇F‖, max(0, −λ_min(∇²F))²/ρ), and the test α* ≤ α.
 
 Arithmetic: float64 throughout (these are measurements of float64 iterates). mpmath inputs are refused with a
 TypeError rather than rounded silently; convert them with ``reference.precision.to_float``.
@@ -55,6 +57,8 @@ __all__ = [
     "goldstein_stationarity",
     "exact_goldstein_ridge",
     "proxy_stationarity",
+    "sosp_level",
+    "is_sosp",
     "DEFAULT_TOLERANCE",
 ]
 
@@ -727,3 +731,66 @@ def proxy_stationarity(smoothed_gradient, points, *, center=None) -> ProxyStatio
         center=np.array(center, dtype=np.float64),
         spread=spread,
     )
+
+
+# ---------------------------------------------------------------------------------------------------
+# Second-order stationarity (spider_sosp Definitions 1.1 and 1.2)
+
+
+def _sosp_inputs(gradient, hessian, rho):
+    """The checked (gradient, symmetrised Hessian, ρ) of ``sosp_level`` and ``is_sosp``."""
+    gradient = _float_array("gradient", gradient, ndim=1)
+    d = gradient.shape[0]
+    if d < 1:
+        raise ValueError("gradient must have at least one entry (dimension d >= 1)")
+    hessian = _float_array("hessian", hessian, shape=(d, d))
+    rho = _check_float("rho", rho, positive=True)
+    # eigvalsh reads one triangle only, so an asymmetric matrix would give a silently wrong λ_min. A Hessian computed
+    # in float64 is symmetric up to the rounding of its entries: each entry is a sum of at most d products, whose
+    # relative error is at most γ_d (``_gamma``), so |H_ij − H_ji| ≤ 2γ_d·max|H|; more is refused.
+    scale = float(np.max(np.abs(hessian)))
+    asymmetry = float(np.max(np.abs(hessian - hessian.T)))
+    if asymmetry > 2 * _gamma(max(d, 2)) * scale:
+        raise ValueError(f"hessian must be symmetric (max |H - H^T| = {asymmetry} exceeds the float64 rounding "
+                         f"allowance {2 * _gamma(max(d, 2)) * scale})")
+    return gradient, (hessian + hessian.T) / 2, rho
+
+
+def _negative_curvature(hessian: np.ndarray) -> float:
+    """λ_min⁻ = max(0, −λ_min(H)) for a symmetric H (LAPACK's symmetric eigensolver)."""
+    return max(0.0, -float(np.linalg.eigvalsh(hessian)[0]))
+
+
+def sosp_level(gradient, hessian, rho) -> float:
+    """The smallest α for which a point is an α-SOSP (spider_sosp Definition 1.2; Nesterov–Polyak 2006):
+
+        α*(x) = max( ‖∇F(x)‖, λ_min⁻(∇²F(x))² / ρ ),   λ_min⁻ = max(0, −λ_min).
+
+    Definition 1.2: x is an α-SOSP of a ρ-Hessian-Lipschitz F iff ‖∇F(x)‖ ≤ α and ∇²F(x) ⪰ −√(ρα)·I, i.e.
+    λ_min ≥ −√(ρα) ⟺ λ_min⁻ ≤ √(ρα) ⟺ λ_min⁻²/ρ ≤ α. So x is an α-SOSP iff α*(x) ≤ α, and α*(x) = 0 exactly at
+    critical points with a positive semi-definite Hessian. ρ is the constant of Assumption 3.1 (an upper bound on the
+    Hessian-Lipschitz constant of F), as in the paper.
+
+    Args:
+        gradient: ∇F(x), a finite float64 vector (d,), d ≥ 1.
+        hessian: ∇²F(x), a finite float64 (d, d) matrix, symmetric up to float64 rounding (it is symmetrised).
+        rho: ρ > 0, finite.
+
+    Returns α* as a float (≥ 0). λ_min comes from ``numpy.linalg.eigvalsh``, backward stable: its error is at most a
+    small multiple of d·u·‖H‖ (u = 2^−53).
+    """
+    gradient, hessian, rho = _sosp_inputs(gradient, hessian, rho)
+    curvature = _negative_curvature(hessian)
+    return max(float(_norms(gradient[None, :])[0]), curvature * curvature / rho)
+
+
+def is_sosp(gradient, hessian, rho, alpha) -> bool:
+    """Whether a point is an α-SOSP (spider_sosp Definition 1.2): ‖∇F(x)‖ ≤ α and λ_min(∇²F(x)) ≥ −√(ρα).
+
+    Both inequalities are non-strict, so a point with λ_min = −√(ρα) is an α-SOSP (and also a saddle point in the
+    sense of Lemma 3.3). Evaluated as ``sosp_level(...) <= alpha`` with the same float64 operations, so that a point
+    is always an α-SOSP at its own level (testing λ_min⁻² ≤ ρα instead rounds differently from λ_min⁻²/ρ ≤ α).
+    Arguments as in ``sosp_level``; alpha: α ≥ 0, finite.
+    """
+    alpha = _check_float("alpha", alpha, nonnegative=True)
+    return bool(sosp_level(gradient, hessian, rho) <= alpha)

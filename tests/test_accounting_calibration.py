@@ -615,7 +615,8 @@ def test_spider_sosp_gdp_exact_sigma(fixture, delta, segment, global_):
         delta = mpf(delta)
         for scope, expected in [("segment", segment), ("global", global_)]:
             kw = spider(fixture, tree_scope=scope)
-            sigma = spider_sosp_privacy.spider_sosp_sigma("gdp_exact", delta=delta, **kw)
+            # the notes' exact-GDP σ uses the a-priori count k_adj·L: dpref's "upper_bound" rule
+            sigma = spider_sosp_privacy.spider_sosp_sigma("upper_bound", delta=delta, **kw)
             assert matches_printed(sigma, expected)
             mu = spider_sosp_privacy.spider_sosp_mu(sigma, **kw)
             assert gaussian_delta(kw["epsilon"], mu) <= delta

@@ -163,7 +163,7 @@ def test_registered_scenario_planted_leak_and_twin():
     for name, (variant, twin) in planted.NSNC_IMPROVED_PUBLISHED_PLANTED.items():
         factory, attack, budget = planted.PLANTED[name]
         built = factory()
-        assert built.name == name and budget == planted.NSNC_IMPROVED_PUBLISHED_BUDGET == 100
+        assert built.name == name and budget == planted.NSNC_IMPROVED_PUBLISHED_BUDGET == 50
         assert attack(built) == built.log_likelihood_ratio
         assert built.claimed_epsilon == scenario.claimed_epsilon and built.claim_type == "gdp"
         assert VARIANTS[variant][1] == twin and planted.TWINS[name][0]().name == f"{name}-twin"

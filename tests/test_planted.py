@@ -42,6 +42,8 @@ CLAIM_TYPES = {
     "zo_o2nc-published-training-diagnostics": "gdp",
     "nsnc_improved-fo-reset-halved": "gdp",  # the plan's exact mu of the single-pass tree
     "nsnc_improved-published-nonprivate": "gdp",  # the ledger's worst-case mu (the default m = 64)
+    "spider-sosp-printed-noise": "epsilon_delta",  # Theorem 3.11's printed "(epsilon, delta)-DP"
+    "spider_sosp-published-nonprivate": "gdp",  # the ledger's gdp_exact mu
     **{name: "epsilon_delta" for name in PUBLISHED_PLANTED},
 }
 
@@ -100,7 +102,8 @@ def test_registries_have_the_same_names_and_budgets():
         ["noise_halved", "sensitivity_c_over_n", "poisson_accounted_shuffle_run", "noise_from_direction_seed",
          "noise_from_direction_seed_full_run", "zo_o2nc-noise-halved-sensitivity", "zo_o2nc-nodes-renoised",
          "zo_o2nc-published-public-seed-noise", "zo_o2nc-published-training-diagnostics",
-         "nsnc_improved-fo-reset-halved", "nsnc_improved-published-nonprivate", *PUBLISHED_PLANTED])
+         "nsnc_improved-fo-reset-halved", "nsnc_improved-published-nonprivate", "spider-sosp-printed-noise",
+         "spider_sosp-published-nonprivate", *PUBLISHED_PLANTED])
     for name, (scenario_factory, attack_factory, budget) in PLANTED.items():
         scenario = scenario_factory()
         assert isinstance(scenario, Scenario) and scenario.name == name

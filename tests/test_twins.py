@@ -25,6 +25,7 @@ PAIRS: dict[str, tuple[str, ...]] = {
     "reference.fast.dpzero": ("reference.algorithms.dpzero",),
     "reference.fast.zo_o2nc": ("reference.algorithms.zo_o2nc",),
     "reference.fast.nsnc_improved": ("reference.algorithms.nsnc_improved",),
+    "reference.fast.spider_sosp": ("reference.algorithms.spider_sosp",),
     "reference.fast.stationarity": ("reference.stationarity",),
     "reference.fast.rdp": ("reference.accounting.rdp",),
     "reference.fast.conversions": ("reference.accounting.conversions", "reference.accounting.gaussian"),
@@ -32,6 +33,12 @@ PAIRS: dict[str, tuple[str, ...]] = {
 
 #: Public names of the reference that the twin intentionally does not provide.
 REFERENCE_ONLY: dict[str, dict[str, str]] = {
+    "reference.fast.spider_sosp": {
+        "ReplayedSchedule": "the result of replay_schedule, which has no twin",
+        "replay_schedule": "an auditor's recomputation of the control flow from the public release; no vector loop",
+        "EscapePath": "the result of perturbed_inexact_descent, which has no twin",
+        "perturbed_inexact_descent": "Lemma 3.3's Γ-step procedure with a per-step error callback; no vector loop",
+    },
     "reference.fast.rdp": {
         "ACCOUNTING_DPS": "mpmath working precision of the CLI; float64 has none to set",
         "POISSON_DIRECTIONS": "the twin computes the 'remove' direction only (what the libraries report; dominates 'add')",

@@ -76,3 +76,123 @@ def min_norm_point(
     scaled, _ = scale_rows(gradients)
     weights, iterations = _nnls_weights(scaled, max_iterations)
     return certify_min_norm_point(gradients, weights, stop_gap(scaled, tolerance), iterations)
+
+
+# ---------------------------------------------------------------------------------------------------
+# spider_sosp Definitions 1.1 and 1.2: second-order stationarity — twins of reference.stationarity's sosp_level and
+# is_sosp, vectorized over points. One point (gradient (d,), hessian (d, d)): the reference's refusals, operations
+# and result (a float, a bool), bit for bit. Extension: leading axes, gradient (..., d) and hessian (..., d, d),
+# give an array of levels or of decisions, one per point (e.g. a whole trajectory), each equal to the reference's
+# value at that point (every step is per point: per-row norm with the reference's scaling rule, LAPACK per matrix).
+
+from reference.validation import check_array, check_real  # noqa: E402 — appended section
+
+__all__ += ["sosp_level", "is_sosp"]
+
+_U = 2.0**-53
+
+
+def _rounding_gamma(n: int) -> float:
+    """γ_n = nu/(1 − nu), the relative rounding bound of a length-n sum of products (the reference's allowance)."""
+    nu = n * _U
+    if nu >= 0.5:
+        raise ValueError(f"problem too large for the float64 rounding bound (n = {n})")
+    return nu / (1.0 - nu)
+
+
+def _float_input(name: str, value, shape_rule) -> np.ndarray:
+    """check_array in the reference's order — shape, then finiteness, then the refusal of mpmath (object) arrays."""
+    arr = check_array(name, value, finite=False)
+    shape_rule(arr)
+    arr = check_array(name, arr)
+    if arr.dtype == object:
+        raise TypeError(f"{name} must be float64 (this module computes in float64); convert mpmath values with "
+                        "reference.precision.to_float")
+    return arr
+
+
+def _check_float(name: str, value, **rules) -> float:
+    value = check_real(name, value, **rules)
+    if not isinstance(value, float):
+        raise TypeError(f"{name} must be a float64 number (this module computes in float64); convert mpmath values "
+                        "with reference.precision.to_float")
+    return value
+
+
+def _gradient_shape(arr: np.ndarray) -> None:
+    if arr.ndim < 1:
+        raise ValueError(f"gradient must have 1 dimension(s) (or shape (..., d) for several points), got shape "
+                         f"{arr.shape}")
+
+
+def _sosp_arrays(gradient, hessian, rho):
+    """The checked gradients (k, d), symmetrised Hessians (k, d, d), ρ, and the leading shape of the points."""
+    gradient = _float_input("gradient", gradient, _gradient_shape)
+    d = gradient.shape[-1]
+    if d < 1:
+        raise ValueError("gradient must have at least one entry (dimension d >= 1)")
+    want = (*gradient.shape, d)
+
+    def hessian_shape(arr):
+        if arr.shape != want:
+            raise ValueError(f"hessian must have shape ({', '.join(map(str, want))}), got {arr.shape}")
+
+    hessian = _float_input("hessian", hessian, hessian_shape)
+    rho = _check_float("rho", rho, positive=True)
+    leading = gradient.shape[:-1]
+    gradients = gradient.reshape(-1, d)
+    hessians = hessian.reshape(-1, d, d)
+    # eigvalsh reads one triangle: an asymmetric matrix would give a silently wrong λ_min, so more asymmetry than
+    # the float64 rounding of its entries allows (2γ_d·max|H|, the reference's rule) is refused, point by point
+    transposed = np.swapaxes(hessians, -1, -2)
+    scale = np.max(np.abs(hessians), axis=(-2, -1), initial=0.0)
+    asymmetry = np.max(np.abs(hessians - transposed), axis=(-2, -1), initial=0.0)
+    allowance = 2 * _rounding_gamma(max(d, 2)) * scale
+    refused = np.flatnonzero(asymmetry > allowance)
+    if refused.size:
+        i = int(refused[0])
+        where = "" if not leading else f" at point {tuple(int(k) for k in np.unravel_index(i, leading))}"
+        raise ValueError(f"hessian must be symmetric (max |H - H^T| = {float(asymmetry[i])} exceeds the float64 "
+                         f"rounding allowance {float(allowance[i])}){where}")
+    return gradients, (hessians + transposed) / 2, rho, leading
+
+
+def _gradient_norms(rows: np.ndarray) -> np.ndarray:
+    """‖g‖ of every row with the reference's rule for one row: √(Σ g_j²) when max|g_j| is 0 or in [2⁻⁵⁰⁰, 2⁵⁰⁰],
+    else the row scaled by a power of two (exact) before ``np.linalg.norm``."""
+    peaks = np.max(np.abs(rows), axis=1, initial=0.0)
+    plain = (peaks == 0) | ((peaks >= 2.0**-500) & (peaks <= 2.0**500))
+    with np.errstate(over="ignore", under="ignore"):
+        out = np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    if not plain.all():
+        scaled = ~plain
+        exponents = np.frexp(peaks[scaled])[1]
+        out[scaled] = np.ldexp(np.linalg.norm(np.ldexp(rows[scaled], -exponents[:, None]), axis=1), exponents)
+    return out
+
+
+def _levels(gradients: np.ndarray, hessians: np.ndarray):
+    """(‖∇F‖, λ_min⁻ = max(0, −λ_min)) per point."""
+    curvature = np.maximum(0.0, -np.linalg.eigvalsh(hessians)[:, 0]) if hessians.shape[0] else np.zeros(0)
+    return _gradient_norms(gradients), curvature
+
+
+def sosp_level(gradient, hessian, rho):
+    """α*(x) = max(‖∇F(x)‖, λ_min⁻(∇²F(x))²/ρ), the smallest α for which x is an α-SOSP (spider_sosp Definition
+    1.2): ``reference.stationarity.sosp_level``, and for gradient (..., d), hessian (..., d, d) an array of α*
+    over the leading axes (section comment above)."""
+    gradients, hessians, rho, leading = _sosp_arrays(gradient, hessian, rho)
+    norms, curvature = _levels(gradients, hessians)
+    levels = np.maximum(norms, curvature * curvature / rho)
+    return float(levels[0]) if np.ndim(gradient) == 1 else levels.reshape(leading)
+
+
+def is_sosp(gradient, hessian, rho, alpha):
+    """‖∇F(x)‖ ≤ α and λ_min⁻² ≤ ρα (spider_sosp Definition 1.2): ``reference.stationarity.is_sosp``, and for
+    several points an array of decisions (section comment above)."""
+    gradients, hessians, rho, leading = _sosp_arrays(gradient, hessian, rho)
+    alpha = _check_float("alpha", alpha, nonnegative=True)
+    norms, curvature = _levels(gradients, hessians)
+    # the level's own operations: a point is an α-SOSP at its own level (the reference's rule)
+    decisions = np.maximum(norms, curvature * curvature / rho) <= alpha
+    return bool(decisions[0]) if np.ndim(gradient) == 1 else decisions.reshape(leading)

@@ -7,7 +7,8 @@ Algorithm 2: L nodes per leaf from the a-priori level count (an exact participat
 Gaussian profile ``gaussian_delta`` (μ-GDP is (ε, δ(ε))-DP with δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2),
 Dong–Roth–Su 2022), δ(ε; μ̄) is what the analysis certifies: the check reproduces it for each printed rule and
 finds it far above δ (the printed rules are not shown private), and shows the rule calibrated to μ̄ certified.
-Whether the exact μ also exceeds the printed guarantee needs the exact participation count and a worst-case pair.
+The exact μ (exact participation count) and a worst-case pair for Theorem 3.11's first release are the claim
+``spider_sosp.sec5.printed_rules_exact_accounting`` (``privacy``).
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def _spider(subject, rule, fixture, adjacency, tree_scope):
     return sigma, mu, _delta_of(subject, params["epsilon"], mu) if np.isfinite(mu) else 1.0
 
 
-# --- Theorem 3.11, Lemmas 3.7/3.8 (the σ rules), spider_sosp.E3: printed rules not certified, gdp_exact is ----
+# --- Theorem 3.11, Lemmas 3.7/3.8 (the σ rules), spider_sosp.E3: printed rules not certified, upper_bound is --
 
 def _check_noise_rules(subject, ctx):
     problems, failures = [], []
@@ -90,7 +91,7 @@ def _check_noise_rules(subject, ctx):
     for fixture, params in SPIDER_FIXTURES.items():
         for adjacency in ("replace_one", "zero_out"):
             for scope in ("global", "segment"):
-                _, mu, value = _spider(subject, "gdp_exact", fixture, adjacency, scope)
+                _, mu, value = _spider(subject, "upper_bound", fixture, adjacency, scope)
                 ratio = value / params["delta"]
                 if not ratio <= worst:
                     worst, where = ratio, f"fixture {fixture} {adjacency}/{scope} (mu {mu:.8g})"
@@ -101,13 +102,13 @@ def _check_noise_rules(subject, ctx):
         detail=(f"upper-bound computation (mu <= sbar sqrt(k_adj L)/sigma). printed rules not certified "
                 f"(delta(eps; mu upper) > delta): {failures}"
                 + (f"; problems: {problems}" if problems else "")
-                + f". corrected gdp_exact: max delta(eps)/delta = {worst:.10g} at {where}"),
+                + f". corrected upper_bound: max delta(eps)/delta = {worst:.10g} at {where}"),
     )
 
 
 def _gdp_with_zero_out_sensitivity(call):
-    """The exact-GDP rule computed with the zero-out sensitivity whatever the relation (c_adj = 1)."""
-    return call.original(adjacency="zero_out") if call.rule == "gdp_exact" else call.original()
+    """The upper-bound GDP rule computed with the zero-out sensitivity whatever the relation (c_adj = 1)."""
+    return call.original(adjacency="zero_out") if call.rule == "upper_bound" else call.original()
 
 
 NOISE_RULES = Claim(
@@ -122,15 +123,15 @@ NOISE_RULES = Claim(
         "no cancellation): what it certifies is delta(eps) = 0.129 for Thm 3.11 at fixture 1 (replace-one, global "
         "tree) and 1.6588e-4 > 1e-6 for Lemma 3.8 (replace-one, global; 4.845e-6 with a tree per segment) at "
         "fixture 2; these (mu, delta(eps)) of each rule, fixture, relation and scope are reproduced to 1e-6. "
-        "Corrected: the gdp_exact rule sigma = Delta_tree/mu*(eps, delta), calibrated to the same upper bound, is "
-        "certified: delta(eps) <= delta (1e-9 rounding) at all three fixtures, both relations and scopes. Whether "
-        "the exact mu also breaks the printed guarantees needs the exact participation count and a worst-case pair."
+        "Corrected: the upper_bound rule sigma = Delta_tree/mu*(eps, delta), calibrated to the same upper bound, is "
+        "certified: delta(eps) <= delta (1e-9 rounding) at all three fixtures, both relations and scopes. The exact "
+        "mu (exact node count) is spider_sosp.sec5.printed_rules_exact_accounting."
     ),
     kind="privacy",
     requires=("spider_sosp_sigma", "spider_sosp_mu", "gaussian_delta"),
     check=_check_noise_rules,
     mutants=(
-        substitute("zero_out_sensitivity", "gdp_exact uses the zero-out sensitivity under replace-one (c_adj = 1)",
+        substitute("zero_out_sensitivity", "upper_bound uses the zero-out sensitivity under replace-one (c_adj = 1)",
                    "spider_sosp_sigma", _gdp_with_zero_out_sensitivity),
         # μ with k_adj = 1 for the global tree: the restart leaf −δ_i forgotten
         rebind("one_leaf_per_record", "mu of the global tree counts one changed leaf, not two (spider_sosp.E5)",
