@@ -1707,27 +1707,39 @@ def check_o2nc_memory(algorithm: str, *, memory_limit: int | None = None, **size
     return _check_parts(o2nc_memory_parts(algorithm, **sizes), values, memory_limit)
 
 
-def fast_zo_o2nc_available() -> bool:
-    """Whether the vectorized twin ``reference.fast.zo_o2nc`` is installed (``importlib.util.find_spec``)."""
+def fast_twin_available(name: str) -> bool:
+    """Whether the vectorized twin ``reference.fast.<name>`` is installed (``importlib.util.find_spec``)."""
     import importlib.util
 
     try:
-        return importlib.util.find_spec(".fast.zo_o2nc", __package__) is not None
+        return importlib.util.find_spec(f".fast.{name}", __package__) is not None
     except (ImportError, ValueError):  # pragma: no cover - a broken package
         return False
 
 
-def _o2nc_module(backend: str):
+def backend_module(backend: str, name: str, reference_module):
+    """``reference_module`` for backend "reference", else the twin ``reference.fast.<name>``; a missing twin is one
+    ValueError naming the other backend."""
     if backend == "reference":
-        return reference_zo_o2nc
+        return reference_module
+    import importlib
+
     try:
-        from .fast import zo_o2nc as fast_zo_o2nc
+        return importlib.import_module(f".fast.{name}", __package__)
     except ModuleNotFoundError as exc:
-        if exc.name and exc.name.endswith("fast.zo_o2nc"):
-            raise ValueError("backend 'fast' needs reference.fast.zo_o2nc, which this installation does not have; "
+        if exc.name and exc.name.endswith(f"fast.{name}"):
+            raise ValueError(f"backend 'fast' needs reference.fast.{name}, which this installation does not have; "
                              "use backend 'reference'") from None
         raise
-    return fast_zo_o2nc
+
+
+def fast_zo_o2nc_available() -> bool:
+    """Whether the vectorized twin ``reference.fast.zo_o2nc`` is installed."""
+    return fast_twin_available("zo_o2nc")
+
+
+def _o2nc_module(backend: str):
+    return backend_module(backend, "zo_o2nc", reference_zo_o2nc)
 
 
 class _RidgeLoss:

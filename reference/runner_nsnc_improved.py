@@ -111,6 +111,8 @@ from .runner import (  # the shared pieces of the zo_o2nc runner (private ones t
     SMOOTHING_RADIUS_RANGE,
     X1_NORM,
     MemoryPart,
+    backend_module,
+    fast_twin_available,
     RidgeProblem,
     _BASE,
     _FLOAT,
@@ -375,26 +377,12 @@ def check_nsnc_memory(oracle: str, *, memory_limit: int | None = None, direction
 
 
 def fast_nsnc_available() -> bool:
-    """Whether the vectorized twin ``reference.fast.nsnc_improved`` is installed (``importlib.util.find_spec``)."""
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec(".fast.nsnc_improved", __package__) is not None
-    except (ImportError, ValueError):  # pragma: no cover - a broken package
-        return False
+    """Whether the vectorized twin ``reference.fast.nsnc_improved`` is installed."""
+    return fast_twin_available("nsnc_improved")
 
 
 def _nsnc_module(backend: str):
-    if backend == "reference":
-        return reference_nsnc
-    try:
-        from .fast import nsnc_improved as fast_nsnc
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.endswith("fast.nsnc_improved"):
-            raise ValueError("backend 'fast' needs reference.fast.nsnc_improved, which this installation does not "
-                             "have; use backend 'reference'") from None
-        raise
-    return fast_nsnc
+    return backend_module(backend, "nsnc_improved", reference_nsnc)
 
 
 # ---------------------------------------------------------------------------------------------------

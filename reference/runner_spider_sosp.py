@@ -17,7 +17,8 @@ Problems (``SPIDER_PROBLEMS``; ``reference.objectives_sosp``), each a law of rec
   ``QUADRATIC_DOMAIN_RADIUS`` only, and ρ = ``QUADRATIC_HESSIAN_LIPSCHITZ`` (the Hessian is constant: every ρ > 0
   satisfies Assumption 3.1).
 
-Every record gradient is clipped to G (O1) and every record difference to M‖x_t − x_{t−1}‖ (O2)
+Every record gradient is clipped to G (O1) and every record difference to ‖g̃_{t−1}‖ = M‖x_t − x_{t−1}‖ (O2: the
+released norm b_t is sized for)
 (``SpiderConfig.enforce_constants``): no-ops for a record that satisfies Assumption 3.1, so they change nothing for the
 cosine problems, and they make the sensitivities of Lemma 3.7 hold for the quadratic outside its ball too.
 
@@ -490,26 +491,12 @@ def _check_budget(samples: int, d: int, backend: str) -> None:
 
 
 def fast_spider_available() -> bool:
-    """Whether the vectorized twin ``reference.fast.spider_sosp`` is installed (``importlib.util.find_spec``)."""
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec(".fast.spider_sosp", __package__) is not None
-    except (ImportError, ValueError):  # pragma: no cover - a broken package
-        return False
+    """Whether the vectorized twin ``reference.fast.spider_sosp`` is installed."""
+    return _runner.fast_twin_available("spider_sosp")
 
 
 def _spider_module(backend: str):
-    if backend == "reference":
-        return reference_spider
-    try:
-        from .fast import spider_sosp as fast_spider
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.endswith("fast.spider_sosp"):
-            raise ValueError("backend 'fast' needs reference.fast.spider_sosp, which this installation does not "
-                             "have; use backend 'reference'") from None
-        raise
-    return fast_spider
+    return _runner.backend_module(backend, "spider_sosp", reference_spider)
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -847,3 +847,11 @@ def test_round_progress_follows_the_evaluations():
         progress.add(count)
         assert progress.shown == done
     progress.close()
+
+
+def test_backend_module_names_the_other_backend_when_a_twin_is_missing():
+    assert runner.backend_module("reference", "zo_o2nc", runner) is runner
+    assert runner.backend_module("fast", "zo_o2nc", None).__name__ == "reference.fast.zo_o2nc"
+    assert runner.fast_twin_available("zo_o2nc") and not runner.fast_twin_available("no_such_twin")
+    with pytest.raises(ValueError, match=r"backend 'fast' needs reference\.fast\.no_such_twin.*use backend 'reference'"):
+        runner.backend_module("fast", "no_such_twin", None)

@@ -208,3 +208,52 @@ def test_zero_mean_part_and_statistical_erratum():
     assert _stats.statistical_erratum(True, corrected).p_value == pytest.approx(0.6)
     assert _stats.statistical_erratum(False, corrected).verdict == FAIL
     assert _stats.statistical_erratum(True, Evidence(verdict=FAIL)).p_value is None
+
+
+# --- the backend claim (spider_sosp.backend.run): its bound is neither vacuous nor too tight ---------------------
+
+def _backend_run(case_index=0):
+    from proofs_checks.claims.spider_sosp import backend
+
+    case = backend.QUICK[case_index]
+    seed, noise_seed, rng = backend._seeds(CTX, case)
+    config = case.config()
+    data = case.family.sample(rng, case.n)
+    x0 = np.array(case.x0, dtype=np.float64)
+    result = sp.stochastic_spider(case.family.gradient, data, x0, config, seed=seed, noise_seed=noise_seed)
+    return backend, case, config, data, x0, seed, noise_seed, result
+
+
+def _with_release(result, t, ulps):
+    import dataclasses
+
+    released = np.array(result.trace.released, dtype=np.float64)
+    released[t] = released[t] + ulps * np.spacing(released[t])
+    return dataclasses.replace(result, trace=dataclasses.replace(result.trace, released=released))
+
+
+def test_backend_bound_admits_an_ulp_and_rejects_a_thousandth():
+    backend, case, config, data, x0, seed, noise_seed, result = _backend_run()
+    same = backend._compare(case, config, data, x0, seed, noise_seed, result, result)
+    assert same.verdict == PASS and same.statistic == 0.0
+    nudged = backend._compare(case, config, data, x0, seed, noise_seed, _with_release(result, 5, 1), result)
+    assert nudged.verdict == PASS and 0.0 < nudged.statistic <= 1.0, nudged.detail
+    far = backend._compare(case, config, data, x0, seed, noise_seed, _with_release(result, 5, 2**20), result)
+    assert far.verdict == FAIL, far.detail
+
+
+def test_backend_step_checks_see_value_bugs_that_keep_the_trace():
+    import dataclasses
+
+    backend, case, config, data, x0, seed, noise_seed, result = _backend_run()
+    debug = result.debug
+    for field, row in (("tree_noise", 3), ("estimates", 2), ("perturbations", result.trace.perturbation_steps[0])):
+        values = np.array(getattr(debug, field), dtype=np.float64)
+        values[row] = values[row] * (1 + 2.0**-30)  # a relative change far below any float32 rounding
+        bugged = dataclasses.replace(result, debug=dataclasses.replace(debug, **{field: values}))
+        evidence = backend._compare(case, config, data, x0, seed, noise_seed, bugged, result)
+        assert evidence.verdict == FAIL, (field, evidence.detail)
+    off = np.array(debug.perturbations, dtype=np.float64)
+    off[0] = 1e-300  # a perturbation row off the perturbation steps
+    bugged = dataclasses.replace(result, debug=dataclasses.replace(debug, perturbations=off))
+    assert backend._compare(case, config, data, x0, seed, noise_seed, bugged, result).verdict == FAIL
