@@ -130,7 +130,7 @@ def _point_in(ball: LpBall, name: str, value) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------------
-# Calibration and Theorem 16's hyperparameters
+# Calibration of the solver's noise (Theorem 16's settings: reference.algorithms.bgm21_theory)
 
 
 def zcdp_budget(epsilon, delta) -> float:
