@@ -1258,20 +1258,7 @@ def publication(outcome: RunOutcome, *, command, include_nonprivate: bool = Fals
     if settings["data_seed"] is not None:
         seeds["data_stream"] = [*DATA_KEY, problem]
         seeds["held_out_stream"] = [*DATA_KEY, problem, HELD_OUT_KEY]
-    manifest = {
-        "schema_version": MANIFEST_SCHEMA_VERSION,
-        "command": mask_command(command),
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "platform": {"python": platform.python_version(), "implementation": platform.python_implementation(),
-                     "os": platform.system(), "os_release": platform.release(), "machine": platform.machine()},
-        "versions": package_versions(),
-        "settings": settings,
-        "seeds": seeds,
-        "files": sorted([*files, "manifest.json"]),
-        "summary": summary(outcome),
-    }
-    files["manifest.json"] = json.dumps(_jsonable(manifest), indent=2) + "\n"
-    return files
+    return with_manifest(files, command=command, settings=settings, seeds=seeds, summary=summary(outcome))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -1705,6 +1692,25 @@ def check_o2nc_memory(algorithm: str, *, memory_limit: int | None = None, **size
     values.pop("rho", None)
     values.pop("batch_size", None)
     return _check_parts(o2nc_memory_parts(algorithm, **sizes), values, memory_limit)
+
+
+def with_manifest(files: dict, *, command, settings, seeds, summary) -> dict:
+    """``files`` plus ``manifest.json``: the command (a --noise-seed value masked), the time, platform and package
+    versions, the public settings and seed keys, the file list and the printed summary (every run's publication)."""
+    manifest = {
+        "schema_version": MANIFEST_SCHEMA_VERSION,
+        "command": mask_command(command),
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "platform": {"python": platform.python_version(), "implementation": platform.python_implementation(),
+                     "os": platform.system(), "os_release": platform.release(), "machine": platform.machine()},
+        "versions": package_versions(),
+        "settings": settings,
+        "seeds": seeds,
+        "files": sorted([*files, "manifest.json"]),
+        "summary": summary,
+    }
+    files["manifest.json"] = json.dumps(_jsonable(manifest), indent=2) + "\n"
+    return files
 
 
 def fast_twin_available(name: str) -> bool:
@@ -2155,20 +2161,7 @@ def o2nc_family_files(outcome, *, averages, objectives, averages_file, index_nam
              "population_stream": [*DATA_KEY, problem, POPULATION_KEY], "data_stream": [*DATA_KEY, problem],
              "held_out_stream": [*DATA_KEY, problem, HELD_OUT_KEY], "goldstein_stream": list(GOLDSTEIN_KEY),
              "algorithm_streams": algorithm_streams}
-    manifest = {
-        "schema_version": MANIFEST_SCHEMA_VERSION,
-        "command": mask_command(command),
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "platform": {"python": platform.python_version(), "implementation": platform.python_implementation(),
-                     "os": platform.system(), "os_release": platform.release(), "machine": platform.machine()},
-        "versions": package_versions(),
-        "settings": outcome.settings,
-        "seeds": seeds,
-        "files": sorted([*files, "manifest.json"]),
-        "summary": summary,
-    }
-    files["manifest.json"] = json.dumps(_jsonable(manifest), indent=2) + "\n"
-    return files
+    return with_manifest(files, command=command, settings=outcome.settings, seeds=seeds, summary=summary)
 
 
 def _o2nc_publication(outcome: O2ncOutcome, *, command, include_nonprivate: bool = False) -> dict[str, str]:

@@ -79,7 +79,6 @@ a value given must differ from the public seed and the data seed.
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import re
 import time

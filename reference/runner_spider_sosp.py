@@ -76,10 +76,8 @@ Never written, even on request: the noiseless estimates ∇_t, the tree noise an
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
 import json
 import math
-import platform
 import time
 from fractions import Fraction
 
@@ -97,7 +95,6 @@ from .progress import progress_bar
 from .rng import SEED_BOUND, Streams, sample_sphere
 from .runner import (
     BACKENDS,
-    MANIFEST_SCHEMA_VERSION,
     MemoryPart,
     _BASE,
     _FLOAT,
@@ -109,8 +106,6 @@ from .runner import (
     _name_setting,
     _number,
     _param_name,
-    mask_command,
-    package_versions,
 )
 from .secrets import secret_seed
 from .stationarity import sosp_level
@@ -1044,20 +1039,7 @@ def spider_publication(outcome: SpiderOutcome, *, command, include_nonprivate: b
              "start_stream": ["dpref run", "spider_sosp", "start"] if s["start"] == "random" else None,
              "algorithm_streams": "(\"spider_sosp\", \"permutation\") under seed; (\"spider_sosp\", \"noise\"), "
                                   "(\"spider_sosp\", \"perturbation\", t) under the secret seed"}
-    manifest = {
-        "schema_version": MANIFEST_SCHEMA_VERSION,
-        "command": mask_command(command),
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        "platform": {"python": platform.python_version(), "implementation": platform.python_implementation(),
-                     "os": platform.system(), "os_release": platform.release(), "machine": platform.machine()},
-        "versions": package_versions(),
-        "settings": s,
-        "seeds": seeds,
-        "files": sorted([*files, "manifest.json"]),
-        "summary": spider_summary(outcome),
-    }
-    files["manifest.json"] = json.dumps(_jsonable(manifest), indent=2) + "\n"
-    return files
+    return _runner.with_manifest(files, command=command, settings=s, seeds=seeds, summary=spider_summary(outcome))
 
 
 # ---------------------------------------------------------------------------------------------------
