@@ -91,7 +91,9 @@ QUICK_TRIALS_BY_SCENARIO = {"dpzero-full-run": 2_000, "dpzero-full-run-poisson":
                             # follows Algorithm 2's schedule step by step over T = 16 releases (~1.4 s per 10⁵ outputs)
                             "spider-sosp-run": 100_000,
                             # a whole default spider_sosp run (n = 10⁴, ~135 steps) written out per trial (~70 ms)
-                            "spider_sosp-published": 50}
+                            "spider_sosp-published": 50,
+                            # a whole default bgm21 run (n = 2048, 7 steps) written out per trial (~30 ms)
+                            "bgm21_nsfw-published": 50, "bgm21_polysfw-published": 50}
 #: Joint confidence of every quick audit's verdict: a correct (even exactly tight) mechanism is reported as a
 #: violation with probability at most 1e-6, the level of the claims; the planted bugs' budgets are sized so that
 #: they are still caught at this confidence.
@@ -100,7 +102,8 @@ QUICK_CONFIDENCE = 1 - 1e-6
 DEFAULT_TRIALS = 100_000
 #: Smaller defaults for scenarios whose trial is a whole run written out as files (milliseconds each).
 DEFAULT_TRIALS_BY_SCENARIO = {"dpzero-published": 1_000, "zo_o2nc-published": 300, "nsnc_improved-published": 300,
-                              "nsnc_improved-published-theory-m": 300, "spider_sosp-published": 300}
+                              "nsnc_improved-published-theory-m": 300, "spider_sosp-published": 300,
+                              "bgm21_nsfw-published": 300, "bgm21_polysfw-published": 300}
 #: How the oracle value is labelled everywhere: it is chosen on the counted data, so it certifies nothing.
 ORACLE_LABEL = "best threshold searched on the counted data (not a bound, optimistic)"
 #: How the known-law oracle is labelled: the ε_lb one threshold fixed from the true law would certify on the same data.

@@ -156,6 +156,30 @@ tree noise and the perturbation vectors are never written. The options of the ot
 the reason, and --adjacency, --tree-scope, --no-perturb, --reset-drift-on-perturb, --start and --allow-nonprivate
 for them.
 
+bgm21 (``reference.runner_bgm21``): the algorithms of Bassily–Guzmán–Menart 2021 with their theorems' settings, on
+problems whose population quantities are exact (``reference.objectives_bgm21``):
+
+    dpref run bgm21 --algorithm polysfw|nsfw|noisy-fw|phased-sgd|prox-smd [--problem P] [--n N] [--d D]
+                        [--epsilon E] [--delta D] [--schedule practical|theory] (polysfw, nsfw)
+                        [--sigma-hat-eta prev|printed] (nsfw) [--laplace-scale certified|ttz15] (noisy-fw)
+                        [--alpha corrected|printed] (noisy-fw) [--beta corrected|printed] (phased-sgd, prox-smd)
+                        [--data-seed S] [--seed S] [--noise-seed S] [--backend reference|fast] [--memory-limit SIZE]
+                        [--output DIR [--overwrite]] [--format table|json] [--progress | --quiet | -q]
+
+--algorithm: ``polysfw`` Algorithm 1 (problem sigmoid-l1), ``nsfw`` Algorithm 6 (sigmoid-l2, sigmoid-l1.5),
+``noisy-fw`` Algorithm 5 (abs-cube, d <= 14: its population is enumerated exactly), ``phased-sgd`` Phased-SGD
+(abs-sphere), ``prox-smd`` Algorithm 2 at p = 2 (sigmoid-wc). Defaults: n 4096 (noisy-fw and prox-smd 2000), d 10, ε 1, δ 1e-6,
+the practical schedule, every variant corrected; --sigma-hat-eta printed (bgm21.E10), --laplace-scale ttz15
+(bgm21.E28), --alpha printed (bgm21.E3) and --beta printed (bgm21.E2) run the paper's printed formulas and report the
+ε their ledger certifies against the target. Reported: the theorem's measure (excess population risk, Frank–Wolfe
+gap, proximal near-stationarity) on the exact population — its mean over every output candidate (the expectation over
+the uniformly drawn output), at the output and at the start —, the fraction of the data read, and the ε the run's
+ledger certifies with the route that decided. --output writes releases.csv, trace.csv, output.csv, diagnostics.json,
+ledger.json and manifest.json (why each is public: ``reference.runner_bgm21``); nothing computed on the training
+records is written or printed (--include-nonprivate is refused). A run beyond the evaluation budget, the memory, or
+d > 200 is refused before the records are drawn. The options of the other algorithms are refused with the reason, and
+--algorithm, --schedule, --sigma-hat-eta, --laplace-scale, --alpha and --beta for them.
+
 Exit codes: 0 success; 2 refused, with ONE line on stderr — ``dpref run: error: <reason>`` naming the option
 (``dpref: error: <reason>`` for an output directory that fails while writing):
 
@@ -202,6 +226,15 @@ from reference.runner_nsnc_improved import (
     nsnc_summary,
     prepare_nsnc_improved,
     render_nsnc,
+)
+from reference.runner_bgm21 import (
+    BGM21_ALGORITHMS,
+    BGM21_PROBLEMS,
+    bgm21_publication,
+    bgm21_summary,
+    execute_bgm21,
+    prepare_bgm21,
+    render_bgm21,
 )
 from reference.runner_spider_sosp import (
     D_MAX as SPIDER_D_MAX,
@@ -348,6 +381,50 @@ SPIDER_REFUSED = {
 #: --adjacency values -> the algorithm's adjacency.
 SPIDER_ADJACENCY_NAMES = {"replace-one": "replace_one", "zero-out": "zero_out"}
 
+#: The algorithm name of ``dpref run bgm21``.
+BGM21_ALGORITHM = "bgm21"
+#: Options of bgm21 only (argparse dest -> option).
+BGM21_OPTIONS = {"bgm21_algorithm": "--algorithm", "schedule": "--schedule", "sigma_hat_eta": "--sigma-hat-eta",
+                 "laplace_scale": "--laplace-scale", "beta": "--beta", "alpha": "--alpha"}
+#: Options of the other algorithms that bgm21 refuses, with the reason.
+BGM21_REFUSED = {
+    "mode": ("--mode", "the problems are --problem's"),
+    "k": ("--k", "the problems are --problem's"),
+    "samples": ("--samples", "the number of records is --n"),
+    "population": ("--population", "the population is the problem's law, exact"),
+    "held_out_n": ("--held-out-n", "the measures use the exact population, not held-out rows"),
+    "steps": ("--steps", "the number of steps is set by the algorithm's theorem"),
+    "step_size": ("--step-size", "the step sizes are the algorithm's theorem's"),
+    "perturbation": ("--perturbation", "the algorithms are first order"),
+    "clip": ("--clip", "nothing is clipped: the sensitivities rest on the problems' Lipschitz constants"),
+    "accountant": ("--accountant", "the run's ledger certifies its epsilon (the best of its routes)"),
+    "batching": ("--batching", "one pass over disjoint batches in a public order (noisy-fw: the full batch)"),
+    "batch_size": ("--batch-size", "the batch sizes are the algorithm's theorem's (or the practical schedule)"),
+    "sampling_probability": ("--sampling-probability", "there is no subsampling"),
+    "direction": ("--direction", "the algorithms are first order"),
+    "replicates": ("--replicates", "one run at a time"),
+    "rho": ("--rho", "the privacy target is --epsilon at --delta"),
+    "smoothing_radius": ("--smoothing-radius", "a zo_o2nc and nsnc_improved option"),
+    "T_rule": ("--T-rule", "a zo_o2nc option"),
+    "count_rule": ("--count-rule", "a zo_o2nc option"),
+    "sigma_rule": ("--sigma-rule", "the noise scales are the paper's (see --sigma-hat-eta, --laplace-scale)"),
+    "batch_rule": ("--batch-rule", "a zo_o2nc-naive option"),
+    "goldstein_samples": ("--goldstein-samples", "the measures are exact on the population"),
+    "oracle": ("--oracle", "an nsnc_improved option; bgm21 takes --algorithm"),
+    "directions": ("--directions", "an nsnc_improved option"),
+    "variant": ("--variant", "an nsnc_improved option; bgm21's printed variants are --sigma-hat-eta, "
+                             "--laplace-scale, --alpha and --beta"),
+    "clip_hardening": ("--clip-hardening", "an nsnc_improved option"),
+    "sensitivity_mode": ("--sensitivity-mode", "an nsnc_improved option"),
+    "target_stationarity": ("--target-stationarity", "an nsnc_improved option"),
+    "adjacency": ("--adjacency", "a spider_sosp option (bgm21's neighbours replace one record)"),
+    "tree_scope": ("--tree-scope", "a spider_sosp option"),
+    "no_perturb": ("--no-perturb", "a spider_sosp option"),
+    "reset_drift_on_perturb": ("--reset-drift-on-perturb", "a spider_sosp option"),
+    "start": ("--start", "the start is the problem's public start"),
+    "allow_nonprivate": ("--allow-nonprivate", "a spider_sosp option"),
+}
+
 
 
 def _directions_value(text: str):
@@ -369,7 +446,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     parser = subparsers.add_parser("run", help="run an algorithm on a built-in problem; releases, held-out "
                                    "diagnostics and ledger out", description=__doc__.split("\n\n")[0])
     parser.add_argument("algorithm", metavar="ALGORITHM",
-                        help=f"one of {', '.join([*ALGORITHMS, *O2NC_ALGORITHMS, NSNC_ALGORITHM, SPIDER_ALGORITHM])}")
+                        help=f"one of {', '.join([*ALGORITHMS, *O2NC_ALGORITHMS, NSNC_ALGORITHM, SPIDER_ALGORITHM, BGM21_ALGORITHM])}")
     add = parser.add_argument
     add("--problem", default=None, help=f"{' | '.join(PROBLEMS)} (default {DEFAULTS['problem']}); zo_o2nc and "
         f"nsnc_improved: {' | '.join(O2NC_PROBLEMS)} (default {O2NC_DEFAULTS['problem']}); spider_sosp: "
@@ -470,6 +547,23 @@ def register(subparsers) -> argparse.ArgumentParser:
                             "the quadratic, drawn from --seed)")
     group.add_argument("--allow-nonprivate", action="store_true", default=None,
                        help="allow --sigma-rule thm3.11 (sigma = alpha/sqrt(d), no epsilon or delta: not private)")
+    group = parser.add_argument_group("bgm21 (Bassily-Guzman-Menart 2021: Algorithms 1, 2, 5, 6 and Phased-SGD); --problem, "
+                                      "--n, --d, --epsilon, --delta, --backend: bgm21 too")
+    group.add_argument("--algorithm", dest="bgm21_algorithm", default=None,
+                       help=f"{' | '.join(BGM21_ALGORITHMS)} (required): Algorithm 1, 6, 5, Phased-SGD, Algorithm 2; "
+                            f"problems {', '.join(BGM21_PROBLEMS)}")
+    group.add_argument("--schedule", default=None,
+                       help="polysfw, nsfw: practical (default; one pass, (R, b) minimising the rates' leading terms) "
+                            "| theory (Theorems 8/11's R and b)")
+    group.add_argument("--sigma-hat-eta", default=None,
+                       help="nsfw: prev (default; sigma-hat with eta_{r,t-1}) | printed (bgm21.E10)")
+    group.add_argument("--laplace-scale", default=None,
+                       help="noisy-fw: certified (default) | ttz15 (Talwar-Thakurta-Zhang's printed scale, bgm21.E28)")
+    group.add_argument("--beta", default=None,
+                       help="phased-sgd, prox-smd: corrected (default) | printed (Theorem 5's beta, bgm21.E2; "
+                            "Theorem 16's, equal at p = 2)")
+    group.add_argument("--alpha", default=None,
+                       help="noisy-fw: corrected (default) | printed (Theorem 6's alpha = 1/(n ln n), bgm21.E3)")
     add("--output", default=None, metavar="DIR",
         help="write releases.csv, trajectory.csv (zo_o2nc: epochs.csv, output.csv, diagnostics.json; nsnc_improved: "
              "blocks.csv, output.csv, diagnostics.json; spider_sosp: trace.csv, output.csv, diagnostics.json), "
@@ -817,6 +911,12 @@ def run(args, command=None) -> int:
     """Run ``dpref run`` from parsed arguments; returns the exit code (0, or 2 for a refusal: one line on stderr,
     see the module docstring). ``command`` is the command line recorded in the manifest (any --noise-seed value is
     masked there)."""
+    if args.algorithm == BGM21_ALGORITHM:
+        return _run_bgm21(args, command)
+    for dest, option in BGM21_OPTIONS.items():
+        if getattr(args, dest, None) is not None:
+            print(f"dpref run: error: {option} applies to bgm21 only", file=sys.stderr)
+            return 2
     if args.algorithm == SPIDER_ALGORITHM:
         return _run_spider(args, command)
     for dest, option in SPIDER_OPTIONS.items():
@@ -1013,3 +1113,81 @@ def _run_spider(args, command=None) -> int:
     del prepared
     return _report(outcome, args, command, summarise=spider_summary, publish=spider_publication,
                    render=render_spider)
+
+
+def _bgm21_settings_from_args(args) -> dict:
+    """Validated keyword arguments of ``reference.runner_bgm21.prepare_bgm21`` from parsed arguments; ValueError
+    names the option. The options of the other algorithms are refused with the reason."""
+    for dest, (option, why) in BGM21_REFUSED.items():
+        _require(getattr(args, dest, None) is None, f"{option} does not apply to bgm21: {why}")
+    _require(not args.include_nonprivate, "--include-nonprivate does not apply to bgm21: its runs compute nothing "
+                                          "on the training records outside the privacy plan")
+    _require(args.format in FORMATS, f"--format must be one of {', '.join(FORMATS)}, got {args.format!r}")
+    algorithm = args.bgm21_algorithm
+    _require(algorithm is not None, f"--algorithm is required for bgm21: one of {', '.join(BGM21_ALGORITHMS)}")
+    _require(algorithm in BGM21_ALGORITHMS,
+             f"--algorithm must be one of {', '.join(BGM21_ALGORITHMS)} for bgm21, got {algorithm!r}")
+    _require(args.backend is None or args.backend in BACKENDS,
+             f"--backend must be one of {', '.join(BACKENDS)}, got {args.backend!r}")
+    _require(args.problem is None or args.problem in BGM21_PROBLEMS,
+             f"--problem must be one of {', '.join(BGM21_PROBLEMS)} for bgm21, got {args.problem!r}")
+    for option, value in (("--n", args.n), ("--d", args.d)):
+        _require(value is None or value >= 2, f"{option} must be >= 2, got {value}")
+    for option, value in (("--epsilon", args.epsilon), ("--delta", args.delta)):
+        _require(value is None or math.isfinite(value), f"{option} must be a finite number, got {value}")
+    _require(args.epsilon is None or args.epsilon > 0, f"--epsilon must be > 0, got {args.epsilon}")
+    _require(args.delta is None or 0 < args.delta < 1, f"--delta must lie in (0, 1), got {args.delta}")
+    for option, seed in (("--seed", args.seed), ("--data-seed", args.data_seed)):
+        _require(0 <= seed < SEED_BOUND, f"{option} must lie in [0, 2**128), got {seed}")
+    _require(args.noise_seed is None or 0 <= args.noise_seed < SEED_BOUND,
+             "--noise-seed must lie in [0, 2**128) (the value is secret and not repeated here)")
+    _require(args.noise_seed is None or args.noise_seed != args.data_seed,
+             "--noise-seed must differ from --data-seed (the data seed is published: noise drawn from it could be "
+             "regenerated; omit --noise-seed to draw fresh secret entropy)")
+    _require(args.noise_seed is None or args.noise_seed != args.seed,
+             "--noise-seed must differ from --seed (the public seed is published: noise drawn from it could be "
+             "regenerated; omit --noise-seed to draw fresh secret entropy)")
+    settings = {"problem": args.problem, "n": args.n, "d": args.d, "epsilon": args.epsilon, "delta": args.delta,
+                "schedule": args.schedule, "sigma_hat_eta": args.sigma_hat_eta, "laplace_scale": args.laplace_scale,
+                "beta": args.beta, "alpha": args.alpha, "seed": args.seed, "data_seed": args.data_seed,
+                "noise_seed": args.noise_seed, "backend": args.backend,
+                "memory_limit": None if getattr(args, "memory_limit", None) is None else parse_size(args.memory_limit)}
+    return {"algorithm": algorithm, **{k: v for k, v in settings.items() if v is not None}}
+
+
+_BGM21_OPTION_NAMES = {"n": "--n", "d": "--d", "epsilon": "--epsilon", "delta": "--delta", "schedule": "--schedule",
+                       "sigma_hat_eta": "--sigma-hat-eta", "laplace_scale": "--laplace-scale", "beta": "--beta",
+                       "alpha": "--alpha", "problem": "--problem", "backend": "--backend", "seed": "--seed",
+                       "data_seed": "--data-seed", "memory_limit": "--memory-limit"}
+
+
+def _bgm21_message(exc: Exception) -> str:
+    """A refusal of ``prepare_bgm21`` with the command-line options in place of its parameters."""
+    if callable(getattr(exc, "describe", None)):
+        return exc.describe(cli=True)
+    text = str(exc)
+    for param, option in _BGM21_OPTION_NAMES.items():
+        text = re.sub(rf"^{param}\b", option, text)
+    return text
+
+
+def _run_bgm21(args, command=None) -> int:
+    """``dpref run bgm21``: as ``run``, over ``reference.runner_bgm21``. Every check, the settings, the budget and the
+    memory come before the output directory is touched or a record is drawn."""
+    try:
+        settings = _bgm21_settings_from_args(args)
+        prepared = prepare_bgm21(**settings)
+        del settings  # holds the secret seed, if one was given: it goes no further
+        if args.output:
+            prepare_output_dir(args.output, overwrite=getattr(args, "overwrite", False), option="--output")
+        outcome = execute_bgm21(prepared, progress=not getattr(args, "quiet", False))
+    except (ValueError, TypeError, ArithmeticError) as exc:
+        print(f"dpref run: error: {' '.join(_bgm21_message(exc).split())}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("dpref run: error: out of memory, although the run was estimated to fit (an estimate, not a bound); "
+              "reduce --n or --d", file=sys.stderr)
+        return 2
+    del prepared
+    return _report(outcome, args, command, summarise=lambda o, include_nonprivate=False: bgm21_summary(o),
+                   publish=bgm21_publication, render=render_bgm21)

@@ -95,6 +95,26 @@ CATALOGUE: tuple[Entry, ...] = (
           "cosine, d=2, n=10000 (b=80, κ=1.356, ζ=3.657), canary in step 0's O1 batch, σ=0.912325, releases' "
           "μ≈0.01938, a fresh public seed per trial; plan gdp_exact, μ=0.236704; score: the training split's best "
           "feature"),
+    Entry("bgm21-report-noisy-min", "scenario", "epsilon_delta", 2.0, None, 1.9986987716319011,
+          "bgm21 Alg 1 line 6, one Laplace report-noisy-min step over the 8 vertices of the simplex, s=1, scores "
+          "equal vs first raised by 2Δ_c, Δ_c=1; claimed 2Δ_c/s"),
+    Entry("bgm21-poly-sfw-round", "scenario", "epsilon_delta", 1.178849166561357, None, 0.7341702287844368,
+          "bgm21 Alg 1, R=2 (3 report-noisy-min steps), simplex J=8, b=16, n=40, linear loss L0=1, printed "
+          "s_1=0.424134, canary first in B_1^0 (2 steps of ε_0=0.589437); claimed by certify_pure (kov_exact) at "
+          "δ=1e-05"),
+    Entry("bgm21-noisy-sfw-round", "scenario", "gdp", 2.560817063906146, 0.6251919974799154, 2.548198104410554,
+          "bgm21 Alg 6, R=2, d=1 ℓ2 ball λ=0.5, b=64, n=160, L0=1, L1=2, σ̂ η=prev, canary first in B_1^1 "
+          "(σ=0.141378, σ̂=0.282756), published μ=0.622458; trace μ=0.625192"),
+    Entry("bgm21_nsfw-published", "scenario", "gdp", 0.7904464759856156, 0.1902398665508126, None,
+          "bgm21 publication (Algorithm 6 (nsfw) with default arguments: fresh secret entropy, default "
+          "publication), d=10, n=2048 (R=3, b=446), canary first in B_0^0, σ_00=0.0865732, pair μ=0.13452, a "
+          "fresh public seed per trial; ledger μ=0.19024 (ε=0.790446), worst batch ('B', 1, 1); score: the "
+          "training split's best feature"),
+    Entry("bgm21_polysfw-published", "scenario", "epsilon_delta", 0.18401683845991945, None, None,
+          "bgm21 publication (Algorithm 1 (polysfw) with default arguments: fresh secret entropy, default "
+          "publication), d=10, n=2048 (R=3, b=446), canary first in B_0^0, s_0=0.0846492, pair ε=0.0557584, a "
+          "fresh public seed per trial; ledger ε=0.184017 (pure:kov_exact), worst batch ('B', 2, 1); score: the"
+          " training split's best feature"),
     Entry("noise_halved", "planted bug", "epsilon_delta", 1.0, None, 2.1546766576676992,
           "clipped mean, n=100, C=1, σ=0.0373063, μ=0.536102"),
     Entry("sensitivity_c_over_n", "planted bug", "epsilon_delta", 1.0, None, 2.1546766576676992,
@@ -159,4 +179,13 @@ CATALOGUE: tuple[Entry, ...] = (
           "cosine, d=2, n=10000 (b=80, κ=1.356, ζ=3.657), canary in step 0's O1 batch, σ=0.912325, releases' "
           "μ≈0.01938, a fresh public seed per trial; plan gdp_exact, μ=0.236704; score: the training split's best "
           "feature"),
+    Entry("bgm21-noisy-sfw-printed-sigma-hat", "planted bug", "epsilon_delta", 5.0, None, 5.910457973561357,
+          "bgm21 Alg 6, R=2, d=1 ℓ2 ball λ=0.5, b=64, n=160, L0=1, L1=2, σ̂ η=printed, canary first in B_1^1 "
+          "(σ=0.0379357, σ̂=0.0536492), published μ=2.59925; [planted: σ̂ with η_(r,t) (§4.2 as printed, "
+          "bgm21.E10), claimed (ε, δ)=(5, 0.1)]"),
+    Entry("bgm21_nsfw-published-public-seed-noise", "planted bug", "gdp", 0.7904464759856156, 0.1902398665508126, None,
+          "bgm21 publication (Algorithm 6 (nsfw) with the secret seed computed from the public seed (noise_seed"
+          " = seed + 1)), d=10, n=2048 (R=3, b=446), canary first in B_0^0, σ_00=0.0865732, pair μ=0.13452, a "
+          "fresh public seed per trial; ledger μ=0.19024 (ε=0.790446), worst batch ('B', 1, 1); score: the "
+          "training split's best feature"),
 )

@@ -11,7 +11,8 @@ sized for it at the quick audits' confidence 1 − 1e-6 (bugs 1 and 2: 500 000 t
 confidence, 1.50 at 0.95, against the claim 1; the true μ-GDP of the pair, ``Scenario.mu``, only feeds the
 yardsticks). Bug 5 states the claim of its twin's plan, ``gdp_exact``: μ-GDP (``dpzero_scenarios.plan_claim``),
 so the GDP μ bound may refute it too; so do bugs 13–16 (μ-GDP at the zo_o2nc ledger's exact ρ), 17 (μ-GDP at the
-nsnc_improved plan's μ) and 20 (μ-GDP at the spider_sosp ledger's μ).
+nsnc_improved plan's μ), 20 (μ-GDP at the spider_sosp ledger's μ) and 22 (μ-GDP at the bgm21 Algorithm 6 ledger's
+μ).
 
 Sources:
 - Dong, Roth, Su 2022 (JRSS-B) Thm 2.7 / Cor. 2.13: the Gaussian mechanism with sensitivity Δ and noise σ is
@@ -65,6 +66,15 @@ The bugs:
    default spider_sosp run (n = 10⁴, the canary pair in step 0's O1 batch, a fresh public seed per trial) with the
    NOT PRIVATE training diagnostics published (include_nonprivate=True); claimed μ-GDP at the ledger's μ = 0.2367
    (rule gdp_exact, ε = 1 at δ = 1e-6), caught at 50 publications per data set. Twin: the default pipeline.
+21. ``bgm21-noisy-sfw-printed-sigma-hat`` (``empirical_dp.bgm21``): bgm21 Algorithm 6 (R = 2, d = 1, b = 64) on a
+   worst-case pair in the batch of step (1, 1), the difference term's noise σ̂ with η_{r,t} as printed in §4.2
+   (bgm21.E10), against the (ε, δ) = (5, 0.1) the paper's calibration claims; the published μ is 2.599 (exact ε
+   5.91). Twin: σ̂ with η_{r,t−1} (dpref's default) on the same pair against the same claim.
+22. ``bgm21_nsfw-published-public-seed-noise`` (``empirical_dp.bgm21_published``): the whole publication of a default
+   bgm21 Algorithm 6 run (n = 2048, the canary pair first in batch B_0^0, a fresh public seed per trial) with its
+   secret seed computed from the public seed (noise_seed = seed + 1; the runner accepts it: it differs from the public
+   and the data seed); claimed μ-GDP at the ledger's μ = 0.1902 (route gdp_exact, ε = 0.79 at δ = 1e-6), caught at 50
+   publications per data set by the noise regenerated from the seed offsets. Twin: the default pipeline.
 
 Randomness: each scenario's ``sample(rng, trials, which)`` draws from the generator it is given, in the order
 stated in its docstring.
@@ -84,6 +94,8 @@ from reference.validation import check_int, check_probability, check_real
 
 from .attacks import likelihood_ratio_score
 from .audit import AuditResult, audit
+from .bgm21 import BGM21_PLANTED, BGM21_TWINS
+from .bgm21_published import BGM21_PUBLISHED_BUILTINS, bgm21_published_scenario
 from .dpzero_scenarios import dpzero_run_scenario, dpzero_run_setup, linear_loss, plan_claim
 from .nsnc_improved import fo_reset_sensitivity_halved_scenario
 from .nsnc_improved_published import NSNC_IMPROVED_PUBLISHED_BUILTINS, nsnc_improved_published_scenario
@@ -752,3 +764,44 @@ PLANTED.update({name: (lambda name=name: _spider_sosp_published_planted(name), _
 TWINS.update({name: (lambda name=name: _spider_sosp_published_twin(name), _published_attack,
                      SPIDER_SOSP_PUBLISHED_BUDGET) for name in SPIDER_SOSP_PUBLISHED_PLANTED})
 __all__ += ["SPIDER_SOSP_PUBLISHED_BUDGET", "SPIDER_SOSP_PUBLISHED_PLANTED"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bug 21: bgm21 Algorithm 6 with the printed σ̂ (``empirical_dp.bgm21``; docs/audits.md, bgm21)
+#
+# The scenario, its twin and the budget (10⁶ trials per dataset, sized from the expected Clopper–Pearson ε_lb at the
+# quick confidence) are defined beside the scenario; only the (ε, δ) claim can be refuted, so Clopper–Pearson decides.
+
+PLANTED.update(BGM21_PLANTED)
+TWINS.update(BGM21_TWINS)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bug 22: a leak through the published files of a bgm21 run (``empirical_dp.bgm21_published``)
+#
+# The default bgm21 Algorithm 6 pipeline of ``empirical_dp.bgm21_published`` (``run_bgm21("nsfw")`` with its default
+# arguments but n = 2048, on the canary pair first in batch B_0^0, then ``bgm21_publication``; a fresh public seed per
+# trial) with its secret seed computed from the public one (noise_seed = seed + 1), audited on the whole publication
+# against the ledger's μ-GDP claim μ = 0.1902 (route gdp_exact): the GDP bound may decide, and a perfect separation of
+# 50 publications per data set certifies μ_lb ≈ 1.22 at the quick confidence 1 − 1e-6 (zo_o2nc's published budget).
+# 50 publications per data set take ~3 s with the training split.
+
+#: Trials per data set of the bgm21 published-output planted bug.
+BGM21_PUBLISHED_BUDGET = 50
+#: Planted name → (variant of ``bgm21_published.VARIANTS``, its twin's variant).
+BGM21_PUBLISHED_PLANTED = {"bgm21_nsfw-published-public-seed-noise": ("nsfw_public_seed_noise", "nsfw")}
+
+
+def _bgm21_published_planted(name: str) -> Scenario:
+    return BGM21_PUBLISHED_BUILTINS[name]().scenario
+
+
+def _bgm21_published_twin(name: str) -> Scenario:
+    return bgm21_published_scenario(BGM21_PUBLISHED_PLANTED[name][1], name=f"{name}-twin").scenario
+
+
+PLANTED.update({name: (lambda name=name: _bgm21_published_planted(name), _published_attack,
+                       BGM21_PUBLISHED_BUDGET) for name in BGM21_PUBLISHED_PLANTED})
+TWINS.update({name: (lambda name=name: _bgm21_published_twin(name), _published_attack,
+                     BGM21_PUBLISHED_BUDGET) for name in BGM21_PUBLISHED_PLANTED})
+__all__ += ["BGM21_PUBLISHED_BUDGET", "BGM21_PUBLISHED_PLANTED"]

@@ -6,7 +6,9 @@
 publishes), ``empirical_dp.nsnc_improved`` (nsnc_improved Alg 2 with the single-pass oracle: worst case and
 high probability), ``empirical_dp.nsnc_improved_published`` (everything a default nsnc_improved run publishes),
 ``empirical_dp.spider_sosp`` (spider_sosp Alg 2 + 3: the whole run on the worst pair of tree leaves) and
-``empirical_dp.spider_sosp_published`` (everything a default spider_sosp run publishes) build on it.
+``empirical_dp.spider_sosp_published`` (everything a default spider_sosp run publishes), ``empirical_dp.bgm21``
+(bgm21 Algorithms 1 and 6: one report-noisy-min step, a run of each on a worst-case pair) and
+``empirical_dp.bgm21_published`` (everything a default bgm21 run of Algorithm 6 or 1 publishes) build on it.
 This module sits above them and registers their built-ins, so none of them imports another to find its entries (no
 import cycle, lazy or not). ``dpref audit``, ``empirical_dp.executors`` (built-ins travel to workers by name) and the
 tests look built-ins up here.
@@ -21,6 +23,8 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .bgm21 import BGM21_BUILTINS
+from .bgm21_published import BGM21_PUBLISHED_BUILTINS
 from .dpzero_scenarios import DPZERO_BUILTINS
 from .nsnc_improved import NSNC_IMPROVED_BUILTINS
 from .nsnc_improved_published import NSNC_IMPROVED_PUBLISHED_BUILTINS
@@ -49,6 +53,8 @@ __all__ = [
     "NSNC_IMPROVED_PUBLISHED_BUILTIN_NAMES",
     "SPIDER_SOSP_BUILTIN_NAMES",
     "SPIDER_SOSP_PUBLISHED_BUILTIN_NAMES",
+    "BGM21_BUILTIN_NAMES",
+    "BGM21_PUBLISHED_BUILTIN_NAMES",
     "SCENARIOS",
 ]
 
@@ -113,6 +119,15 @@ SPIDER_SOSP_BUILTIN_NAMES = ("spider-sosp-run",)
 #: on first use (each build makes one short run of the pipeline per data set to check the noise model).
 SPIDER_SOSP_PUBLISHED_BUILTIN_NAMES = ("spider_sosp-published",)
 
+#: Built-ins that run bgm21 Algorithms 1 and 6 (``empirical_dp.bgm21.BGM21_BUILTINS``), built on first use (each build
+#: makes one short reference run per dataset to check the law).
+BGM21_BUILTIN_NAMES = ("bgm21-report-noisy-min", "bgm21-poly-sfw-round", "bgm21-noisy-sfw-round")
+
+#: Built-ins that audit everything a default bgm21 run of Algorithm 6 / Algorithm 1 publishes
+#: (``empirical_dp.bgm21_published``), built on first use (each build makes one short run of the pipeline per data set
+#: to check the pair's model).
+BGM21_PUBLISHED_BUILTIN_NAMES = ("bgm21_nsfw-published", "bgm21_polysfw-published")
+
 
 def _dpzero_builtin(name: str) -> Scenario:
     return DPZERO_BUILTINS[name]()
@@ -146,6 +161,14 @@ def _spider_sosp_published_builtin(name: str) -> Scenario:
     return SPIDER_SOSP_PUBLISHED_BUILTINS[name]().scenario
 
 
+def _bgm21_builtin(name: str) -> Scenario:
+    return BGM21_BUILTINS[name]()
+
+
+def _bgm21_published_builtin(name: str) -> Scenario:
+    return BGM21_PUBLISHED_BUILTINS[name]().scenario
+
+
 def _builtins() -> dict[str, Scenario]:
     registry = ScenarioRegistry({
         "gaussian": gaussian_scenario(1.0, 1.0 / GAUSSIAN_BUILTIN_MU, 1, 1e-5, name="gaussian"),
@@ -166,6 +189,9 @@ def _builtins() -> dict[str, Scenario]:
                      for name in SPIDER_SOSP_BUILTIN_NAMES})
     registry.update({name: Deferred(functools.partial(_spider_sosp_published_builtin, name))
                      for name in SPIDER_SOSP_PUBLISHED_BUILTIN_NAMES})
+    registry.update({name: Deferred(functools.partial(_bgm21_builtin, name)) for name in BGM21_BUILTIN_NAMES})
+    registry.update({name: Deferred(functools.partial(_bgm21_published_builtin, name))
+                     for name in BGM21_PUBLISHED_BUILTIN_NAMES})
     return registry
 
 

@@ -516,6 +516,77 @@ ERRATA: tuple[Erratum, ...] = (
     _e("spider_sosp.E29", "clarification", "Lemma 3.10",
        "α is stated with O(·)", "it inherits the Õ(·) factors; dpref multiplies the formula by a constant "
        "c_alpha (default 1)"),
+    # --- bgm21 -------------------------------------------------------------------------------------------
+    _e("bgm21.E1", "clarification", "Appendices A, B and C (Algorithms 3, 5 and 6; Theorem 29; the proofs)",
+       "the main text refers to appendices for three algorithms, the strongly convex solver and every proof",
+       "the paper text ends at its references; dpref rebuilds these pieces from the main text and the cited "
+       "papers (Phased-SGD from Feldman–Koren–Talwar 2020, noisy Frank–Wolfe from Talwar–Thakurta–Zhang 2015, the "
+       "solver as noisy projected gradient descent under zero-concentrated DP) and marks each as rebuilt in its "
+       "docstring and in docs/papers/bgm21.md"),
+    _e("bgm21.E2", "erratum", "Theorem 5",
+       "β = √n·L0/R_x",
+       "β carries no 1/D: the smoothing error 2L0²/β is then L0R_x/√n, not a loss, and Phased-SGD's step "
+       "condition η ≤ 2/(βR_x²) of its analysis fails whenever D > 1 (the step map then expands distances; the "
+       "phases' steps η/4^i stay non-expansive up to D = 4); β = √n·L0/(R_x·D) is dimensionally right, gives the "
+       "L0R_xD/√n term of the rate and meets the step condition exactly (dpref's default; the printed β is "
+       "beta_variant='printed')",
+       "bgm21.thm5.smoothing_parameter"),
+    _e("bgm21.E3", "erratum", "Theorem 6",
+       "α = 1/(n log n)",
+       "the oracle accuracy lacks the L0R_x of Theorem 5: with L0R_x ≫ 1 the oracle bias αD is not the O(1/n) "
+       "the rate needs relative to L0R_xD, and α is not invariant to rescaling the loss; dpref uses "
+       "α = L0R_x/(n ln n) (alpha_variant='printed' reproduces the paper)",
+       "bgm21.thm6.oracle_accuracy"),
+    _e("bgm21.E4", "clarification", "Lemma 3",
+       "f_β is 2L0R_x-Lipschitz and |f − f_β| ≤ 2L0²/β",
+       "both constants are loose: f_β is L0‖x‖_*-Lipschitz and 0 ≤ f − f_β ≤ L0²/(2β); dpref keeps the printed "
+       "constants where they feed a calibration and checks the tight ones",
+       "bgm21.lemma3.smoothed_gll"),
+    _e("bgm21.E5", "typo", "Theorems 8 and 11 (R)",
+       "R = (2/3)·log(·) and R = (4/5)·log(·), base unstated",
+       "the proofs need 2^{R/2} = (·)^{1/3} and 2^{R/2} = (·)^{2/5}, so the logarithm in R is base 2 (every other "
+       "logarithm natural)",
+       "bgm21.thm8_11.round_count"),
+    _e("bgm21.E7", "clarification", "Algorithm 1, lines 4 and 9; Algorithm 6",
+       "\"draw a batch … without replacement from S\"",
+       "read as one pass over disjoint batches cut from one public permutation (the paper's single-pass claim, and "
+       "a privacy analysis without amplification by subsampling), not as a fresh draw from all of S at every step",
+       "bgm21.alg1_6.single_pass"),
+    _e("bgm21.E9", "clarification", "Algorithm 1, line 3 (s_r) and Theorem 7",
+       "s_r = 2D(L0 + L1D)·2^r·√log(1/δ)/(bε) makes Algorithm 1 (ε, δ)-DP",
+       "it does only with the centred score sensitivity ½·diam(V)·‖δ∇‖_* of report-noisy-min and composition "
+       "inside a round; with the uncentred D‖δ∇‖_* the same s_r certifies about 1.4ε–2ε. dpref's ledger uses the "
+       "centred sensitivity and certifies at most ε",
+       "bgm21.thm7.centred_ledger"),
+    _e("bgm21.E10", "erratum", "§4.2 (σ̂_{r,t} of Algorithm 6) and Theorem 10",
+       "σ̂_{r,t} = 4L1D·η_{r,t}·(t+1)d^{1/p−1/2}√log(1/δ)/(bε)",
+       "the difference term's sensitivity is governed by ‖w_r^t − w_r^{t−1}‖ = η_{r,t−1}‖v − w‖, so σ̂ must use "
+       "η_{r,t−1}; with η_{r,t} the noise is too small by √((t+1)/t) and the exact δ of step t = 1 exceeds the "
+       "target (2.24δ at ε = 1, δ = 1e-8). dpref's default is sigma_hat_eta='prev'",
+       "bgm21.thm10.printed_sigma_hat"),
+    _e("bgm21.E13", "erratum", "Theorem 16 (β = 2ρκ with the regulariser in ‖·‖_p̄)",
+       "β = 2ρκ makes every subproblem f + (β/2)‖· − w_r‖²_p̄ strongly convex",
+       "for p < 1 + 1/ln d the regulariser is in ‖·‖_p̄ while weak convexity is in ‖·‖_p, the modulus is "
+       "ν_eff = (p̄ − 1)d^{−2(1/p − 1/p̄)} and Proposition 13 needs ν_eff·β > ρ, which β = 2ρκ violates near p = 1 "
+       "(2κν_eff ≈ 0.3–0.5 at p = 1); dpref uses β = 2ρ/ν_eff, equal to 2ρκ when p ≥ 1 + 1/ln d",
+       "bgm21.thm16.regularised_strong_convexity"),
+    _e("bgm21.E18", "clarification", "Algorithm 2, line 5",
+       "the output is uniform over w_1, …, w_R",
+       "w_1 is data-independent and w_{R+1}, computed from the last batch, is never output: the last 1/R of the "
+       "data enters only the analysis. dpref implements the printed rule",
+       "bgm21.alg2.output_candidates"),
+    _e("bgm21.E22", "clarification", "Algorithm 1, line 7, with η_{r,t} = 1/√(t+1) (Theorems 7–11)",
+       "η_{r,0} = 1",
+       "every round's first step jumps to the selected vertex, w_r^1 = v_r^0; w_r^0 matters only through ∇_r^0, "
+       "Δ_r^1 and as an output candidate",
+       "bgm21.alg1.first_step_vertex"),
+    _e("bgm21.E28", "erratum", "Theorem 6 (Algorithm 5's Laplace scale, from Talwar–Thakurta–Zhang 2015)",
+       "the noisy Frank–Wolfe Laplace scale λ of TTZ15 makes the T − 1 report-noisy-min steps (ε, δ)-DP",
+       "under replace-one neighbours report-noisy-min over non-monotone scores costs 2Δ/λ per step (the factor 2 "
+       "is attained), and the printed λ certifies only about 2ε; dpref calibrates λ = 2Δ/ε_step with ε_step the "
+       "largest per-step ε that the exact pure-composition certificate allows (noise='certified', the default; "
+       "noise='ttz15' reproduces the paper)",
+       "bgm21.thm6.printed_laplace_scale"),
 )
 
 ERRATA_BY_ID: dict[str, Erratum] = {e.id: e for e in ERRATA}

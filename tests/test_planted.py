@@ -44,6 +44,8 @@ CLAIM_TYPES = {
     "nsnc_improved-published-nonprivate": "gdp",  # the ledger's worst-case mu (the default m = 64)
     "spider-sosp-printed-noise": "epsilon_delta",  # Theorem 3.11's printed "(epsilon, delta)-DP"
     "spider_sosp-published-nonprivate": "gdp",  # the ledger's gdp_exact mu
+    "bgm21-noisy-sfw-printed-sigma-hat": "epsilon_delta",  # Theorem 10 with the printed sigma_hat: "(epsilon, delta)-DP"
+    "bgm21_nsfw-published-public-seed-noise": "gdp",  # the Algorithm 6 ledger's gdp_exact mu (its worst batch)
     **{name: "epsilon_delta" for name in PUBLISHED_PLANTED},
 }
 
@@ -103,7 +105,8 @@ def test_registries_have_the_same_names_and_budgets():
          "noise_from_direction_seed_full_run", "zo_o2nc-noise-halved-sensitivity", "zo_o2nc-nodes-renoised",
          "zo_o2nc-published-public-seed-noise", "zo_o2nc-published-training-diagnostics",
          "nsnc_improved-fo-reset-halved", "nsnc_improved-published-nonprivate", "spider-sosp-printed-noise",
-         "spider_sosp-published-nonprivate", *PUBLISHED_PLANTED])
+         "spider_sosp-published-nonprivate", "bgm21-noisy-sfw-printed-sigma-hat",
+         "bgm21_nsfw-published-public-seed-noise", *PUBLISHED_PLANTED])
     for name, (scenario_factory, attack_factory, budget) in PLANTED.items():
         scenario = scenario_factory()
         assert isinstance(scenario, Scenario) and scenario.name == name

@@ -27,6 +27,7 @@ __all__ = [
     "advanced_composition",
     "zcdp_of_pure",
     "certify_pure",
+    "certify_equal_steps",
     "calibrate_pure_steps",
 ]
 
@@ -120,6 +121,15 @@ def certify_pure(epsilons, delta):
         _advanced_epsilon(max(eps), count, log_inv_delta),
         rho + 2 * mpmath.sqrt(rho * log_inv_delta),
     )
+
+
+def certify_equal_steps(step_epsilon, count, delta):
+    """``certify_pure([step_epsilon] * count, delta)`` without building the list (k may be 10⁷ or more): the same
+    arithmetic, so the two agree to the last bit. ``step_epsilon`` ≥ 0, ``count`` ≥ 1, δ ∈ (0, 1). Returns mpf."""
+    step_epsilon = mpmath.mpf(check_real("step_epsilon", step_epsilon, nonnegative=True))
+    count = check_int("count", count, minimum=1)
+    delta = mpmath.mpf(check_probability("delta", delta))
+    return _certify_equal_steps(step_epsilon, count, -mpmath.log(delta))
 
 
 def calibrate_pure_steps(count, epsilon, delta):

@@ -468,6 +468,12 @@ class Bgm21Ledger:
                     seen.append(b)
         return seen
 
+    def _profile(self, batch) -> tuple:
+        """What a batch's certificate depends on: the multiset of its pure costs and of its Gaussian costs."""
+        pure = sorted(r.cost for r in self.releases if batch in r.batches and r.kind == "report_noisy_min")
+        gaussian = sorted(r.cost for r in self.releases if batch in r.batches and r.kind == "gaussian")
+        return tuple(pure), tuple(gaussian)
+
     def _certify_batch(self, batch, delta) -> BatchCertificate:
         pure = tuple(r.cost for r in self.releases if batch in r.batches and r.kind == "report_noisy_min")
         mus = [r.cost for r in self.releases if batch in r.batches and r.kind == "gaussian"]
@@ -496,7 +502,14 @@ class Bgm21Ledger:
         delta_target = mpmath.mpf(check_probability("delta_target", delta_target))
         if not self.releases:
             raise ValueError("the ledger holds no release")
-        per_batch = {b: self._certify_batch(b, delta_target) for b in self.batches()}
+        # batches paying for the same costs have the same certificate: certify each distinct cost profile once
+        memo: dict = {}
+        per_batch = {}
+        for batch in self.batches():
+            profile = self._profile(batch)
+            if profile not in memo:
+                memo[profile] = self._certify_batch(batch, delta_target)
+            per_batch[batch] = dataclasses.replace(memo[profile], batch=batch)
         worst = max(per_batch.values(), key=lambda c: c.epsilon)
         return LedgerReport(
             epsilon=worst.epsilon,

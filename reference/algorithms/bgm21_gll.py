@@ -76,7 +76,7 @@ import math
 
 import numpy as np
 
-from ..accounting.composition import calibrate_pure_steps, certify_pure
+from ..accounting.composition import calibrate_pure_steps, certify_equal_steps
 from ..batching import DisjointBatcher, public_order
 from ..geometry import LpBall, Polytope
 from ..gll import GLL, bisection_steps, moreau_glm_gradient
@@ -518,7 +518,7 @@ class Theorem6Params:
     lap_scale: the scale chosen by ``noise``. lap_scale_certified, lap_scale_ttz15: both scales.
     score_sensitivity: Δ_c = L_∞D/n. epsilon_step_certified: calibrate_pure_steps(T − 1, ε, δ).
     scale_ratio: lap_scale_ttz15/lap_scale_certified = C1·√(8T ln(1/δ))·ε_step/(2Dε).
-    certified_epsilon: certify_pure([2Δ_c/lap_scale]*(T − 1), δ) for the chosen scale.
+    certified_epsilon: certify_pure([2Δ_c/lap_scale]*(T − 1), δ) (``certify_equal_steps``) for the chosen scale.
     """
 
     n: int
@@ -576,7 +576,7 @@ def theorem6_params(n, d, J, L0, R_x, D, C1, eps, delta, noise: str = "certified
     lap_certified = 2.0 * sensitivity / eps_step
     lap_ttz = l_inf * C1 * math.sqrt(8.0 * T * log_inv_delta) / (n * eps)
     lap = lap_certified if noise == "certified" else lap_ttz
-    certified = _mp_float(certify_pure([report_noisy_min_epsilon(sensitivity, lap)] * (T - 1), delta))
+    certified = _mp_float(certify_equal_steps(report_noisy_min_epsilon(sensitivity, lap), T - 1, delta))
     return Theorem6Params(
         n=n, d=d, J=J, L0=L0, R_x=R_x, D=D, C1=C1, eps=eps, delta=delta, noise=noise, alpha_variant=alpha_variant,
         beta_smooth=beta, alpha=alpha, curvature=curvature, l_inf=l_inf, steps=T, score_sensitivity=sensitivity,
@@ -679,7 +679,7 @@ def noisy_frank_wolfe(X, y, loss: GLL, polytope: Polytope, config: NoisyFWConfig
     sensitivity = L0 * R * polytope.diameter(1) / n
     if config.lap_scale > 0.0:
         eps_step = report_noisy_min_epsilon(sensitivity, config.lap_scale)
-        certified = _mp_float(certify_pure([eps_step] * (config.steps - 1), config.delta))
+        certified = _mp_float(certify_equal_steps(eps_step, config.steps - 1, config.delta))
     else:
         eps_step = certified = math.inf
     trace = NoisyFWPublicTrace(

@@ -65,17 +65,22 @@ import dataclasses
 import math
 from collections.abc import Callable
 
+import mpmath
 import numpy as np
 
 from ..batching import DisjointBatcher, public_order
 from ..geometry import LpBall
+from ..precision import working_precision
 from ..rng import SEED_BOUND, Streams
 from ..secrets import secret_seed
 from ..validation import check_int, check_real
-from .bgm21_sfw import RecursiveGradientEstimator, _data, _float_vector
+from ._records import float64_records as _data
+from ._records import float64_vector as _float_vector
+from .bgm21_sfw import RecursiveGradientEstimator
 
 __all__ = [
     "KEY",
+    "CALIBRATION_DPS",
     "STEP_RULES",
     "MAX_STEPS",
     "zcdp_budget",
@@ -95,6 +100,8 @@ KEY = "bgm21"
 STEP_RULES = ("decreasing", "constant")
 #: Cap on solver steps per call (T·m gradient evaluations each).
 MAX_STEPS = 10**6
+#: Digits of the noise calibration (the precision policy: accounting in mpmath, rounded towards privacy).
+CALIBRATION_DPS = 40
 
 
 def _float(name: str, value, **rules) -> float:
@@ -134,25 +141,46 @@ def _point_in(ball: LpBall, name: str, value) -> np.ndarray:
 
 
 def zcdp_budget(epsilon, delta) -> float:
-    """ρ_z = (√(log(1/δ) + ε) − √log(1/δ))²: the largest ρ with ρ + 2√(ρ log(1/δ)) ≤ ε (equality). ε = inf → inf."""
+    """ρ_z = (√(log(1/δ) + ε) − √log(1/δ))²: the largest ρ with ρ + 2√(ρ log(1/δ)) ≤ ε (equality). ε = inf → inf.
+
+    Computed at ``CALIBRATION_DPS`` digits and rounded DOWN to float64, so a σ built from it is never too small."""
     epsilon = _float("epsilon", epsilon, positive=True, allow_inf=True)
     delta = _delta(delta)
     if math.isinf(epsilon):
         return math.inf
-    L = math.log(1.0 / delta)
-    # (√(L+ε) − √L)² = ε²/(√(L+ε) + √L)², written without cancellation
-    return (epsilon / (math.sqrt(L + epsilon) + math.sqrt(L))) ** 2
+    with working_precision(CALIBRATION_DPS):
+        return _round(_rho_mp(epsilon, delta), down=True)
 
 
 def calibrated_noise_std(*, lipschitz, batch_size, n_steps, epsilon, delta) -> float:
-    """σ = (2L0/m)·√(T/(2ρ_z)): T Gaussian steps of ℓ2-sensitivity 2L0/m, together ρ_z-zCDP ⇒ (ε, δ)-DP (rebuilt)."""
+    """σ = (2L0/m)·√(T/(2ρ_z)): T Gaussian steps of ℓ2-sensitivity 2L0/m, together ρ_z-zCDP ⇒ (ε, δ)-DP (rebuilt).
+
+    Computed at ``CALIBRATION_DPS`` digits from the exact ρ_z and rounded UP to float64."""
     L0 = _float("lipschitz", lipschitz, positive=True)
     m = check_int("batch_size", batch_size, minimum=1)
     T = check_int("n_steps", n_steps, minimum=1, maximum=MAX_STEPS)
-    rho = zcdp_budget(epsilon, delta)
-    if math.isinf(rho):
+    epsilon = _float("epsilon", epsilon, positive=True, allow_inf=True)
+    if math.isinf(epsilon):
         return 0.0
-    return (2.0 * L0 / m) * math.sqrt(T / (2.0 * rho))
+    delta = _delta(delta)
+    with working_precision(CALIBRATION_DPS):
+        return _round((2 * mpmath.mpf(L0) / m) * mpmath.sqrt(T / (2 * _rho_mp(epsilon, delta))), down=False)
+
+
+def _rho_mp(epsilon: float, delta: float):
+    """ρ_z at the working precision: (√(L+ε) − √L)² = ε²/(√(L+ε) + √L)² with L = log(1/δ), without cancellation."""
+    L = mpmath.log(1 / mpmath.mpf(delta))
+    return (mpmath.mpf(epsilon) / (mpmath.sqrt(L + epsilon) + mpmath.sqrt(L))) ** 2
+
+
+def _round(value, *, down: bool) -> float:
+    """The float64 next to the mpf ``value`` in the stated direction (float() rounds to nearest)."""
+    out = float(value)
+    if down and out > value:
+        out = math.nextafter(out, 0.0)
+    elif not down and out < value:
+        out = math.nextafter(out, math.inf)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -97,7 +97,9 @@ from ..geometry import LpBall, Polytope
 from ..rng import SEED_BOUND, Streams
 from ..secrets import secret_seed
 from ..selection import laplace_noisy_argmin
-from ..validation import check_array, check_int, check_real
+from ..validation import check_int, check_real
+from ._records import float64_records as _data
+from ._records import float64_vector as _float_vector
 
 __all__ = [
     "KEY",
@@ -134,27 +136,6 @@ MAX_ROUNDS = 24
 
 def _float(name: str, value, **rules) -> float:
     return float(check_real(name, value, **rules))
-
-
-def _float_vector(name: str, value, length: int) -> np.ndarray:
-    arr = check_array(name, value, ndim=1)
-    if arr.dtype == object:
-        raise TypeError(f"{name} must be float64 (this module computes in float64); convert mpmath values with "
-                        "reference.precision.to_float")
-    if arr.shape[0] != length:
-        raise ValueError(f"{name} must have shape ({length},), got {arr.shape}")
-    return np.array(arr, dtype=np.float64)
-
-
-def _data(data) -> np.ndarray:
-    arr = check_array("data", data, ndim=2)
-    if arr.dtype == object:
-        raise TypeError("data must be float64 (this module computes in float64)")
-    if arr.shape[0] < 1:
-        raise ValueError("data must have at least one row (n >= 1)")
-    out = np.array(arr, dtype=np.float64)
-    out.flags.writeable = False
-    return out
 
 
 def _delta(value) -> float:
@@ -594,6 +575,96 @@ def _finite_point(name: str, w: np.ndarray, r: int, t: int) -> np.ndarray:
     return w
 
 
+@dataclasses.dataclass(frozen=True)
+class _RunSetup:
+    """Everything a run of Algorithm 1 or 6 fixes before its first step (arguments checked, the public schedule and
+    order, the secret seed, the start point and the noise scales); shared with the fast twin, which must refuse and
+    prepare exactly as the reference does."""
+
+    eta: Callable
+    d: int
+    data: np.ndarray
+    seed: int
+    secret: object
+    schedule: list
+    batcher: DisjointBatcher
+    diameter: float
+    w: np.ndarray
+    lipschitz: float
+    smoothness: float
+    scales: list | None = None  # Algorithm 1: s_r per round
+    noise_factor: float | None = None  # Algorithm 6: c
+    noise_scales: str = "printed"
+
+
+def _prepare_poly_sfw(gradient, data, polytope, config, seed, noise_seed, w_init, eta, *, diameter=None) -> _RunSetup:
+    """Algorithm 1's checks and preparation (line 1, line 3's s_r). ``diameter(polytope, p)``: how to compute the
+    polytope's ℓ_p-diameter (default ``Polytope.diameter``; the fast twin passes a faster one with the same value)."""
+    if not isinstance(polytope, Polytope):
+        raise TypeError(f"polytope must be a reference.geometry.Polytope (W = Conv(V)), got {type(polytope).__name__}")
+    if not isinstance(config, PolySFWConfig):
+        raise TypeError(f"config must be a PolySFWConfig, got {type(config).__name__}")
+    eta = _check_eta(eta)
+    d = polytope.d
+    data, seed, secret, schedule, batcher = _setup(gradient, data, seed, noise_seed, config, "poly_sfw")
+    true_diameter = polytope.diameter(config.norm_p) if diameter is None else diameter(polytope, config.norm_p)
+    D = true_diameter if config.diameter is None else config.diameter
+    if D < true_diameter * (1.0 - 1e-12):
+        raise ValueError(f"diameter D = {D} is smaller than the polytope's ℓ_{config.norm_p}-diameter {true_diameter}: "
+                         "the sensitivity bounds and s_r would be too small")
+    if D == 0.0:
+        raise ValueError("the polytope has one point (diameter 0): there is nothing to optimize")
+    if w_init is None:
+        w = np.array(polytope.vertices[0])
+    else:
+        w = _float_vector("w_init", w_init, d)
+        if not _in_polytope(polytope, w):
+            raise ValueError("w_init must lie in W = Conv(V) (Algorithm 1 line 1)")
+    L0, L1, b = config.lipschitz, config.smoothness, config.batch_size
+    if config.lap_scales is None:
+        scales = [printed_lap_scale(r, diameter=D, lipschitz=L0, smoothness=L1, b=b, epsilon=config.epsilon,
+                                    delta=config.delta, constant=config.lap_scale_const)
+                  for r in range(config.n_rounds)]
+        noise_scales = "printed"
+    else:
+        scales = list(config.lap_scales)
+        noise_scales = "input"
+    return _RunSetup(eta, d, data, seed, secret, schedule, batcher, D, w, L0, L1, scales=scales,
+                     noise_scales=noise_scales)
+
+
+def _prepare_noisy_sfw(gradient, data, ball, config, seed, noise_seed, w_init, eta) -> _RunSetup:
+    """Algorithm 6's checks and preparation (the start point; the noise factor c of σ and σ̂)."""
+    if not isinstance(ball, LpBall):
+        raise TypeError(f"ball must be a reference.geometry.LpBall, got {type(ball).__name__}")
+    if not 1.0 < ball.p <= 2.0:
+        raise ValueError(f"Algorithm 6 covers ℓ_p balls with 1 < p <= 2, got p = {ball.p}")
+    if not isinstance(config, NoisySFWConfig):
+        raise TypeError(f"config must be a NoisySFWConfig, got {type(config).__name__}")
+    eta = _check_eta(eta)
+    d, p = ball.d, ball.p
+    data, seed, secret, schedule, batcher = _setup(gradient, data, seed, noise_seed, config, "noisy_sfw")
+    true_diameter = ball.diameter()
+    D = true_diameter if config.diameter is None else config.diameter
+    if D < true_diameter * (1.0 - 1e-12):
+        raise ValueError(f"diameter D = {D} is smaller than the ball's ℓ_{p}-diameter {true_diameter}: the "
+                         "sensitivity bounds and σ̂ would be too small")
+    if w_init is None:
+        w = np.array(ball.center)
+    else:
+        w = _float_vector("w_init", w_init, d)
+        if not ball.contains(w, tol=1e-12 * (ball.radius + float(np.max(np.abs(ball.center))))):
+            raise ValueError("w_init must lie in W (the ℓ_p ball)")
+    if config.noise_factor is None:
+        c = printed_noise_factor(d=d, p=p, b=config.batch_size, epsilon=config.epsilon, delta=config.delta)
+        noise_scales = "printed"
+    else:
+        c = config.noise_factor
+        noise_scales = "input"
+    return _RunSetup(eta, d, data, seed, secret, schedule, batcher, D, w, config.lipschitz, config.smoothness,
+                     noise_factor=c, noise_scales=noise_scales)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Algorithm 1
 
@@ -616,35 +687,10 @@ def poly_sfw(gradient: Callable, data, polytope: Polytope, config: PolySFWConfig
     ``laplace_noisy_argmin`` on the scores ⟨V_j, ∇_r^t⟩ with the secret stream ("bgm21", "poly_sfw", "noise", r, t),
     or the exact argmin (``Polytope.lmo``) when s_r = 0.
     """
-    if not isinstance(polytope, Polytope):
-        raise TypeError(f"polytope must be a reference.geometry.Polytope (W = Conv(V)), got {type(polytope).__name__}")
-    if not isinstance(config, PolySFWConfig):
-        raise TypeError(f"config must be a PolySFWConfig, got {type(config).__name__}")
-    eta = _check_eta(eta)
-    d = polytope.d
-    data, seed, secret, schedule, batcher = _setup(gradient, data, seed, noise_seed, config, "poly_sfw")
-    true_diameter = polytope.diameter(config.norm_p)
-    D = true_diameter if config.diameter is None else config.diameter
-    if D < true_diameter * (1.0 - 1e-12):
-        raise ValueError(f"diameter D = {D} is smaller than the polytope's ℓ_{config.norm_p}-diameter {true_diameter}: "
-                         "the sensitivity bounds and s_r would be too small")
-    if D == 0.0:
-        raise ValueError("the polytope has one point (diameter 0): there is nothing to optimize")
-    if w_init is None:
-        w = np.array(polytope.vertices[0])
-    else:
-        w = _float_vector("w_init", w_init, d)
-        if not _in_polytope(polytope, w):
-            raise ValueError("w_init must lie in W = Conv(V) (Algorithm 1 line 1)")
-    L0, L1, b = config.lipschitz, config.smoothness, config.batch_size
-    if config.lap_scales is None:
-        scales = [printed_lap_scale(r, diameter=D, lipschitz=L0, smoothness=L1, b=b, epsilon=config.epsilon,
-                                    delta=config.delta, constant=config.lap_scale_const)
-                  for r in range(config.n_rounds)]
-        noise_scales = "printed"
-    else:
-        scales = list(config.lap_scales)
-        noise_scales = "input"
+    run = _prepare_poly_sfw(gradient, data, polytope, config, seed, noise_seed, w_init, eta)
+    eta, d, data, seed, secret = run.eta, run.d, run.data, run.seed, run.secret
+    schedule, batcher, D, w, L0, L1 = run.schedule, run.batcher, run.diameter, run.w, run.lipschitz, run.smoothness
+    scales, noise_scales = run.scales, run.noise_scales
     estimator = RecursiveGradientEstimator(gradient, data, d)
     noise_streams = secret.streams()
     V = polytope.vertices
@@ -740,33 +786,11 @@ def noisy_sfw(gradient: Callable, data, ball: LpBall, config: NoisySFWConfig, *,
     (``LpBall.lmo``). σ_{r,t} = c·L0·(t+1), σ̂_{r,t} = c·L1·D·η̂·(t+1), η̂ = η_{r,t−1} ("prev", corrected) or η_{r,t}
     ("printed"); c = ``config.noise_factor`` or the printed factor.
     """
-    if not isinstance(ball, LpBall):
-        raise TypeError(f"ball must be a reference.geometry.LpBall, got {type(ball).__name__}")
-    if not 1.0 < ball.p <= 2.0:
-        raise ValueError(f"Algorithm 6 covers ℓ_p balls with 1 < p <= 2, got p = {ball.p}")
-    if not isinstance(config, NoisySFWConfig):
-        raise TypeError(f"config must be a NoisySFWConfig, got {type(config).__name__}")
-    eta = _check_eta(eta)
-    d, p = ball.d, ball.p
-    data, seed, secret, schedule, batcher = _setup(gradient, data, seed, noise_seed, config, "noisy_sfw")
-    true_diameter = ball.diameter()
-    D = true_diameter if config.diameter is None else config.diameter
-    if D < true_diameter * (1.0 - 1e-12):
-        raise ValueError(f"diameter D = {D} is smaller than the ball's ℓ_{p}-diameter {true_diameter}: the "
-                         "sensitivity bounds and σ̂ would be too small")
-    if w_init is None:
-        w = np.array(ball.center)
-    else:
-        w = _float_vector("w_init", w_init, d)
-        if not ball.contains(w, tol=1e-12 * (ball.radius + float(np.max(np.abs(ball.center))))):
-            raise ValueError("w_init must lie in W (the ℓ_p ball)")
-    L0, L1, b = config.lipschitz, config.smoothness, config.batch_size
-    if config.noise_factor is None:
-        c = printed_noise_factor(d=d, p=p, b=b, epsilon=config.epsilon, delta=config.delta)
-        noise_scales = "printed"
-    else:
-        c = config.noise_factor
-        noise_scales = "input"
+    run = _prepare_noisy_sfw(gradient, data, ball, config, seed, noise_seed, w_init, eta)
+    eta, d, data, seed, secret = run.eta, run.d, run.data, run.seed, run.secret
+    schedule, batcher, D, w, L0, L1 = run.schedule, run.batcher, run.diameter, run.w, run.lipschitz, run.smoothness
+    c, noise_scales = run.noise_factor, run.noise_scales
+    p = ball.p
     dim_factor = float(d) ** (1.0 / p - 0.5)  # ‖g‖_2 ≤ d^{1/p−1/2}‖g‖_q
     estimator = RecursiveGradientEstimator(gradient, data, d)
     noise_streams = secret.streams()
