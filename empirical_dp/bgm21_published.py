@@ -1,7 +1,10 @@
 """Auditing everything a bgm21 run publishes: the files of ``reference.runner_bgm21.bgm21_publication`` for a DEFAULT
 run of ``reference.runner_bgm21.run_bgm21`` (``dpref run bgm21 --algorithm nsfw|polysfw``) scored as one output
 (docs/audits.md, "bgm21: everything a run publishes"; threat model docs/design.md). The companion of
-``empirical_dp.spider_sosp_published``, whose machinery it reuses.
+``empirical_dp.spider_sosp_published``, whose machinery it reuses. For the three other algorithms (``noisy-fw``,
+``phased-sgd``, ``prox-smd``) it provides the neighbouring pair and the secret draws with which the tests show that a
+default run publishes only post-processing of its releases and public inputs, and that no seed found in its files
+regenerates its noise (last section below; no statistical scenario for them).
 
 Sources:
 - Bassily, Guzmán, Menart, "Differentially Private Stochastic Optimization: New Results in Convex and Non-Convex
@@ -123,6 +126,17 @@ Randomness. ``publish(setup, rng, which)`` draws, in order: the public seed (``i
 ``public_seed`` is None), then for a training publication (``proxy``) one 128-bit value (two ``integers(0, 2**64, 2,
 uint64)``) that becomes ``SecretSeed(v, "os_entropy")``; counted trials draw fresh operating-system entropy inside
 the runner (the planted variant uses seed + 1 instead).
+
+The other algorithms (``OTHER_STREAMS``). Algorithm 5 (``noisy-fw``, §3, Theorem 6: report-noisy-min with Laplace
+noise of key ("bgm21", "noisy_fw", "noise", t) at each of its T − 1 full-batch steps; releases: the selected vertices
+j_t), Phased-SGD (Theorem 5: one Gaussian release w_i = w̄_i + σ_iξ_i per phase, key ("bgm21", "phased_sgd", "noise",
+i); releases: the noisy phase outputs) and Algorithm 2 (``prox-smd``, §5.2, Theorem 16: the rebuilt solver's noisy
+gradient steps, key ("bgm21", "prox_psmd", "noise", r, t); releases: the solver iterates of every round, their
+post-processing). ``neighbour_builder(ALG, which, seed)`` is a ``CanaryBuilder``-like stand-in for
+``build_bgm21_problem``: the real problem, whose ``sample`` draws the default run's n records (``DEFAULT_N``) from the
+data seed and, on D′, changes the record read first (``neighbour_slot``: the first of the public order; Algorithm 5,
+which reads every record at every step, record 0) — features negated (abs-cube, abs-sphere) or label flipped
+(sigmoid-wc); ``secret_draw`` regenerates one release's noise under a candidate seed exactly as the run draws it.
 """
 
 from __future__ import annotations
@@ -138,7 +152,7 @@ import numpy as np
 from reference import runner_bgm21 as bgm21_runner
 from reference.algorithms import bgm21 as bgm21_algorithms
 from reference.batching import public_order
-from reference.objectives_bgm21 import SigmoidPoolProblem
+from reference.objectives_bgm21 import AbsCubeProblem, AbsSphereProblem, SigmoidPoolProblem
 from reference.rng import SEED_BOUND, Streams
 from reference.secrets import SecretSeed
 from reference.selection import noisy_argmin_probabilities
@@ -167,6 +181,11 @@ __all__ = [
     "Bgm21PublishedAudit",
     "bgm21_published_scenario",
     "BGM21_PUBLISHED_BUILTINS",
+    "OTHER_STREAMS",
+    "NeighbourBuilder",
+    "neighbour_builder",
+    "neighbour_slot",
+    "secret_draw",
 ]
 
 #: The variants of the pipeline: name → (what it runs, its correct twin or None).
@@ -641,6 +660,124 @@ def bgm21_published_scenario(variant: str = "nsfw", *, name=None, training_trial
 def _factory(variant: str, name: str) -> Callable[[], Bgm21PublishedAudit]:
     return lambda: bgm21_published_scenario(variant, name=name)
 
+
+
+# ---------------------------------------------------------------------------------------------------
+# Algorithms 5, 2 and Phased-SGD: the neighbouring pair whose publications the tests rebuild
+
+
+#: The stream name of each of the other algorithms of ``dpref run bgm21`` (keys ("bgm21", NAME, "order" / "output" /
+#: "noise", ...)): Algorithm 5 (noisy-fw; no public randomness: it reads every record at every step), Phased-SGD and
+#: Algorithm 2 (prox-smd).
+OTHER_STREAMS = {"noisy-fw": "noisy_fw", "phased-sgd": "phased_sgd", "prox-smd": "prox_psmd"}
+
+
+def neighbour_slot(algorithm: str, n, seed) -> int:
+    """The record D′ changes: the one read first in the public order of ``seed`` (Phased-SGD: the first record of
+    phase 1; Algorithm 2: the first of S_1); Algorithm 5 has no order (every record enters every step): record 0."""
+    if algorithm not in OTHER_STREAMS:
+        raise ValueError(f"algorithm must be one of {tuple(OTHER_STREAMS)}, got {algorithm!r}")
+    n = check_int("n", n, minimum=2)
+    seed = check_int("seed", seed, minimum=0, maximum=SEED_BOUND - 1)
+    if algorithm == "noisy-fw":
+        return 0
+    return int(public_order(seed, n, key=("bgm21", OTHER_STREAMS[algorithm], "order"))[0])
+
+
+def _changed(records, slot: int, which: int):
+    """D (which = 0): the records as drawn; D′ (1): the record at ``slot`` with its features negated (abs-cube and
+    abs-sphere: x ↦ −x keeps ‖x‖_∞ = R_x and ‖x‖_2 = R_x; the loss L0|⟨x, w⟩ − y| then has another subgradient) or its
+    label flipped (sigmoid: y ↦ −y negates the record's gradient at every w). Read-only copies."""
+    if isinstance(records, tuple):
+        X, y = (np.array(a, dtype=np.float64) for a in records)
+        if which:
+            X[slot] = -X[slot]
+        X.setflags(write=False), y.setflags(write=False)
+        return X, y
+    data = np.array(records, dtype=np.float64)
+    if which:
+        data[slot, -1] = -data[slot, -1]
+    data.setflags(write=False)
+    return data
+
+
+@dataclass(frozen=True)
+class _NeighbourCube(AbsCubeProblem):
+    slot: int = 0
+    which: int = 0
+
+    def sample(self, n, rng):
+        return _changed(super().sample(n, rng), self.slot, self.which)
+
+
+@dataclass(frozen=True)
+class _NeighbourSphere(AbsSphereProblem):
+    slot: int = 0
+    which: int = 0
+
+    def sample(self, n, rng):
+        return _changed(super().sample(n, rng), self.slot, self.which)
+
+
+@dataclass(frozen=True)
+class _NeighbourPool(SigmoidPoolProblem):
+    slot: int = 0
+    which: int = 0
+
+    def sample(self, n, rng):
+        return _changed(super().sample(n, rng), self.slot, self.which)
+
+
+def _with_fields(cls, built, **extra):
+    return cls(**{f.name: getattr(built, f.name) for f in dataclasses.fields(built)}, **extra)
+
+
+@dataclass(frozen=True)
+class NeighbourBuilder:
+    """Stands in for ``build_bgm21_problem`` inside one run of ``noisy-fw``, ``phased-sgd`` or ``prox-smd``: the real
+    builder's problem (public population, W, constants, start, measure) whose ``sample`` draws the default run's n
+    records from the data seed and, on D′ (which = 1), changes the record ``neighbour_slot`` names (``_changed``)."""
+
+    algorithm: str
+    n: int
+    d: int
+    seed: int
+    which: int
+
+    def __call__(self, problem, d, *, beta=None):
+        expected = bgm21_runner.PROBLEMS_OF[self.algorithm][0]
+        if problem != expected or d != self.d or (beta is not None and self.algorithm != "prox-smd"):
+            raise PipelineMismatch(f"the run asked for problem {problem!r} in d = {d} (beta {beta}); the pair stands "
+                                   f"in for {expected!r} in d = {self.d}")
+        built = bgm21_runner.build_bgm21_problem(problem, d, beta=beta)
+        extra = dict(slot=neighbour_slot(self.algorithm, self.n, self.seed), which=self.which)
+        if self.algorithm == "noisy-fw":
+            return _with_fields(_NeighbourCube, built, **extra)
+        if self.algorithm == "phased-sgd":
+            return _with_fields(_NeighbourSphere, built, **extra)
+        return dataclasses.replace(built, base=_with_fields(_NeighbourPool, built.base, **extra))
+
+
+def neighbour_builder(algorithm: str, which, seed) -> NeighbourBuilder:
+    """The ``NeighbourBuilder`` of a default run of ``algorithm`` (n = ``DEFAULT_N``, d = 10) on D (which = 0) or D′
+    (1) with public seed ``seed``; run it with ``run_pipeline(builder, memoise=False)`` (the memo keys on Algorithms 1
+    and 6's trace fields)."""
+    neighbour_slot(algorithm, bgm21_runner.DEFAULT_N.get(algorithm, 2), seed)
+    which = check_int("which", which, minimum=0, maximum=1)
+    return NeighbourBuilder(algorithm, bgm21_runner.DEFAULT_N[algorithm], bgm21_runner.BGM21_DEFAULTS["d"],
+                            int(seed), which)
+
+
+def secret_draw(algorithm: str, seed: int, step: tuple, size: int, scale: float) -> np.ndarray:
+    """The secret noise of one release under ``seed``, as the run draws it: Algorithm 5's step t (``step`` = (t,))
+    ``laplace(0, λ, J)`` (size J, scale λ); Phased-SGD's phase i (``(i,)``) σ_i·``standard_normal(d)``; Algorithm 2's
+    solver step t of round r (``(r, t)``) σ·``standard_normal(d)``."""
+    if algorithm not in OTHER_STREAMS:
+        raise ValueError(f"algorithm must be one of {tuple(OTHER_STREAMS)}, got {algorithm!r}")
+    generator = Streams(int(seed)).generator("bgm21", OTHER_STREAMS[algorithm], "noise", *(int(k) for k in step))
+    if algorithm == "noisy-fw":
+        return generator.laplace(0.0, float(scale), int(size))
+    return float(scale) * generator.standard_normal(int(size))
 
 #: Registered name → factory of its ``Bgm21PublishedAudit`` (the two default runs and the planted leak).
 BGM21_PUBLISHED_BUILTINS: dict[str, Callable[[], Bgm21PublishedAudit]] = {

@@ -207,6 +207,14 @@ def _sfw_module(backend: str):
     return _runner.backend_module(backend, "bgm21_sfw", reference_sfw)
 
 
+#: The fast twin of each algorithm that has one (``reference.fast.<name>``, validated draw for draw).
+_TWINS = {"polysfw": "bgm21_sfw", "nsfw": "bgm21_sfw", "prox-smd": "bgm21_prox"}
+
+
+def _prox_module(backend: str):
+    return _runner.backend_module(backend, "bgm21_prox", _bgm21)
+
+
 # ---------------------------------------------------------------------------------------------------
 # Problems, settings
 
@@ -279,12 +287,8 @@ _BUDGET_DETAIL = {"polysfw": "up to two per record read", "nsfw": "up to two per
 
 
 def _theorem6_steps(n: int, d: int, P, epsilon: float, delta: float) -> int:
-    """Theorem 6's T = max(2, ⌈(Γnε/(L_∞C1))^{2/3}⌉), Γ = βR²D² (``theorem6_params``' formula, restated so that a run
-    beyond the budget is refused before the exact calibration of its T − 1 steps, which takes minutes at n = 10^8)."""
-    beta = P.L0 * math.sqrt(n * epsilon) / (P.R_x * P.D * math.log(1.0 / delta) ** 0.25
-                                            * math.sqrt(math.log(P.J) * math.log(n)))
-    curvature = beta * P.R_x**2 * P.D**2
-    return max(2, math.ceil((curvature * n * epsilon / (P.L0 * P.R_x * P.C1)) ** (2.0 / 3.0)))
+    """Theorem 6's T (``theorem6_params``; milliseconds even at n = 10^8), for the budget's pre-check."""
+    return _bgm21.theorem6_params(n, d, P.J, P.L0, P.R_x, P.D, P.C1, epsilon, delta).steps
 
 
 def _sfw_evaluations(b: int, rounds: int) -> int:
@@ -359,15 +363,15 @@ def prepare_bgm21(algorithm: str = "polysfw", *, problem: str | None = None, n: 
         if algorithm in VARIANT_ALGORITHMS[name]:
             variants[name] = _choice(name, BGM21_DEFAULTS[name] if value is None else value, choices[name])
     secret = secret_seed(noise_seed, public_seeds=(seed, data_seed), name="noise_seed")
-    sfw = algorithm in ("polysfw", "nsfw")
+    twin = _TWINS.get(algorithm)
     if backend is None:
-        backend = "fast" if sfw and fast_bgm21_available() else "reference"
+        backend = "fast" if twin is not None and _runner.fast_twin_available(twin) else "reference"
     _choice("backend", backend, _runner.BACKENDS)
     if backend == "fast":
-        if not sfw:
-            raise ValueError(f"backend 'fast' exists for polysfw and nsfw only (reference.fast.bgm21_sfw); {algorithm} "
-                             "runs on the reference backend")
-        _sfw_module("fast")
+        if twin is None:
+            raise ValueError(f"backend 'fast' exists for polysfw, nsfw (reference.fast.bgm21_sfw) and prox-smd "
+                             f"(reference.fast.bgm21_prox) only; {algorithm} runs on the reference backend")
+        _runner.backend_module("fast", twin, None)
     if memory_limit is not None:
         memory_limit = check_int("memory_limit", memory_limit, minimum=1)
     problem_obj = build_bgm21_problem(problem, d)
@@ -505,8 +509,8 @@ def execute_bgm21(prepared: Bgm21Prepared, *, progress: bool = False) -> Bgm21Ou
                     result = _sfw_module(s["backend"]).noisy_sfw(gradient, data, P.W, prepared.config, seed=seed,
                                                                  noise_seed=prepared.secret)
                 else:
-                    result = _bgm21.prox_guided_psmd(gradient, data, P.W, prepared.config, seed=seed,
-                                                     noise_seed=prepared.secret)
+                    result = _prox_module(s["backend"]).prox_guided_psmd(gradient, data, P.W, prepared.config,
+                                                                         seed=seed, noise_seed=prepared.secret)
             else:
                 X, y = P.sample(s["n"], rng)
                 loss = _CountedAbsoluteLoss(P.L0, tracker)

@@ -4,8 +4,10 @@ attacker's model (the pair's noiseless estimates, the secret streams' noise) is 
 ledger's (checked against closed forms: Dong–Roth–Su's μ-GDP profile, Kairouz–Oh–Viswanath's exact composition of
 pure steps), every published byte and the printed record are functions of the releases and public inputs, no seed
 found in the files regenerates the secret noise, the default publications are consistent and the planted leak (the
-noise seed computed from the public seed) is a violation named by its feature. The registered planted budget is run
-by tests/test_planted.py."""
+noise seed computed from the public seed) is a violation named by its feature. For Algorithm 5 (noisy-fw),
+Phased-SGD and Algorithm 2 (prox-smd), default runs on a neighbouring pair: every published byte is rebuilt from the
+releases and public inputs, and no seed found in the files regenerates the secret noise (a known secret and a secret
+computed from the public seed are found). The registered planted budget is run by tests/test_planted.py."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from scipy import integrate, optimize, special, stats
 from empirical_dp import planted
 from empirical_dp.bgm21_published import (
     BGM21_PUBLISHED_BUILTINS,
+    OTHER_STREAMS,
     STREAM_OF,
     VARIANTS,
     Bgm21PublishedAudit,
@@ -30,18 +33,24 @@ from empirical_dp.bgm21_published import (
     bgm21_published_scenario,
     bgm21_published_setup,
     canary_records,
+    neighbour_builder,
+    neighbour_slot,
     publish,
     read_releases,
     run_pipeline,
+    secret_draw,
     step_noise,
 )
 from empirical_dp.published import PublishedAudit, audit_published, candidate_seeds
 from empirical_dp.registry import BGM21_PUBLISHED_BUILTIN_NAMES, SCENARIOS
 from empirical_dp.scenarios import Scenario
 from reference import runner_bgm21 as bgm21_runner
-from reference.algorithms.bgm21 import privacy_report
+from reference.algorithms.bgm21 import noisy_frank_wolfe, phased_sgd, privacy_report, prox_guided_psmd
+from reference.algorithms.bgm21_gll import NoisyFWDebugTrace, PhasedSGDDebugTrace
+from reference.algorithms.bgm21_prox import ASCDebugTrace
 from reference.algorithms.bgm21_sfw import NonPrivateDebugTrace
 from reference.batching import public_order
+from reference.gll import AbsoluteLoss
 
 FILES = {"releases.csv", "trace.csv", "output.csv", "diagnostics.json", "ledger.json", "manifest.json"}
 SECRET = 2**90 + 7
@@ -382,6 +391,222 @@ def test_registered_scenarios_planted_leak_and_twin():
     assert isinstance(BGM21_PUBLISHED_BUILTINS["bgm21_polysfw-published"](), PublishedAudit)
 
 
+# ---------------------------------------------------------------------------------------------------
+# Algorithm 5 (noisy-fw), Phased-SGD and Algorithm 2 (prox-smd): every byte and every seed
+
+
+OTHER = tuple(OTHER_STREAMS)
+OTHER_SEED = 2**61 + 3  # the public seed of these runs (≠ the data seed 0, ≠ SECRET)
+
+
+@pytest.fixture(scope="module")
+def other_runs():
+    """(algorithm, which, secret) → the outcome of a default run on D (which = 0) or D′ (1) with that user secret
+    (None: fresh operating-system entropy), each run once for the tests below."""
+    cache = {}
+
+    def run(algorithm, which, secret=None):
+        key = (algorithm, which, secret)
+        if key not in cache:
+            cache[key] = run_pipeline(neighbour_builder(algorithm, which, OTHER_SEED), memoise=False,
+                                      noise_seed=secret)
+        return cache[key]
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def public_schedules():
+    """algorithm → its run on PUBLIC records (no private data enters: abs problems x = 0, y = 0, whose oracle output
+    is 0; sigmoid rows (0, +1), whose gradient is 0) with the same public settings and seed and fresh entropy: the
+    schedule every public trace field must come from."""
+    cache = {}
+
+    def schedule(algorithm):
+        if algorithm not in cache:
+            prepared = bgm21_runner.prepare_bgm21(algorithm, seed=OTHER_SEED)
+            s, P, config = prepared.settings, prepared.problem, prepared.config
+            n, d = s["n"], s["d"]
+            if algorithm == "noisy-fw":
+                result = noisy_frank_wolfe(np.zeros((n, d)), np.zeros(n), AbsoluteLoss(P.L0), P.W, config,
+                                           public_seeds=(s["seed"], s["data_seed"]))
+            elif algorithm == "phased-sgd":
+                result = phased_sgd(np.zeros((n, d)), np.zeros(n), AbsoluteLoss(P.L0), P.W, P.start, config,
+                                    seed=s["seed"])
+            else:
+                rows = np.zeros((n, d + 1))
+                rows[:, -1] = 1.0
+                result = prox_guided_psmd(P.gradient, rows, P.W, config, seed=s["seed"])
+            cache[algorithm] = (prepared, result)
+        return cache[algorithm]
+
+    return schedule
+
+
+def _csv_rows(text):
+    lines = [line.split(",") for line in text.splitlines() if line.strip()]
+    return lines[0], [[float(cell) for cell in row] for row in lines[1:]]
+
+
+def _public_other_outcome(algorithm, files, schedule):
+    """The outcome rebuilt from releases.csv (the releases: Algorithm 5's selected vertices j_t, Phased-SGD's noisy
+    phase outputs w_i, Algorithm 2's solver iterates of every round) and public inputs only: the settings, problem,
+    params and config from ``prepare_bgm21`` (which draws no record), every other trace field from the run on public
+    records (``public_schedules``), the iterates as the paper's post-processing of the releases, the ledger's
+    certification and the population measures; no records, no secret, a NaN debug trace."""
+    prepared, public = schedule
+    s, P = prepared.settings, prepared.problem
+    header, rows = _csv_rows(files["releases.csv"])
+    nan = np.full((1, s["d"]), np.nan)
+    if algorithm == "noisy-fw":  # Algorithm 5 line 5: θ_{t+1} = (1 − μ_t)θ_t + μ_t V_{j_t}, μ_t = 2/(t + 2)
+        assert header == ["step", "selected_vertex"] and [row[0] for row in rows] == list(range(1, len(rows) + 1))
+        selected = [int(row[1]) for row in rows]
+        V = P.W.vertices
+        theta = V[0].copy()
+        iterates = [theta.copy()]
+        for t, j in enumerate(selected, start=1):
+            mu = 2.0 / (t + 2.0)
+            theta = (1.0 - mu) * theta + mu * V[j]
+            iterates.append(theta.copy())
+        trace = dataclasses.replace(public.trace, selected=tuple(selected), iterates=np.array(iterates))
+        result = dataclasses.replace(public, output=theta, trace=trace, debug=NoisyFWDebugTrace(nan, nan))
+        candidates, position = theta[None, :], 0
+    elif algorithm == "phased-sgd":  # line 7: the output is w_k (not projected by default)
+        assert header == ["phase", *(f"x_{j}" for j in range(s["d"]))] and not prepared.config.project_output
+        outputs = np.array([row[1:] for row in rows])
+        trace = dataclasses.replace(public.trace, phase_outputs=outputs)
+        result = dataclasses.replace(public, output=outputs[-1].copy(), trace=trace,
+                                     debug=PhasedSGDDebugTrace(nan, nan, nan))
+        candidates, position = outputs[-1][None, :], 0
+    else:  # Algorithm 2: w_r is round r's solver start (its centre), w_{r+1} = Π_W(last solver iterate); line 5
+        rounds = len(public.trace.solver_traces)
+        paths = [np.array([row[2:] for row in rows if int(row[0]) == r]) for r in range(1, rounds + 1)]
+        assert sum(len(path) for path in paths) == len(rows)
+        assert all([int(row[1]) for row in rows if int(row[0]) == r] == list(range(len(paths[r - 1])))
+                   for r in range(1, rounds + 1))
+        iterates = np.array([path[0] for path in paths])
+        solver_traces = tuple(dataclasses.replace(solver, center=iterates[r].copy())
+                              for r, solver in enumerate(public.trace.solver_traces))
+        trace = dataclasses.replace(public.trace, solver_traces=solver_traces)
+        debug = tuple(ASCDebugTrace(nan, nan, np.zeros(0, np.int64), -1) for _ in range(rounds))
+        tau = int(trace.output_index)
+        result = dataclasses.replace(public, output=iterates[tau].copy(), iterates=iterates,
+                                     final_iterate=P.W.project(paths[-1][-1]), solver_iterates=tuple(paths),
+                                     trace=trace, debug=debug)
+        candidates, position = iterates, tau
+    report = privacy_report(result, s["epsilon"], s["delta"])
+    measures = np.array([P.accuracy(v) for v in candidates])
+    return bgm21_runner.Bgm21Outcome(result, P, dict(s), prepared.params, prepared.config, report, candidates,
+                                     measures, position, float(P.accuracy(P.start)))
+
+
+@pytest.mark.parametrize("algorithm, which", [(a, w) for a in OTHER for w in (0, 1)])
+def test_other_algorithms_publish_only_functions_of_the_releases_and_public_inputs(other_runs, public_schedules,
+                                                                                    algorithm, which):
+    """A default run of Algorithm 5, Phased-SGD or Algorithm 2 on D or D′ with fresh entropy: every file (but the
+    manifest's time), the printed record and its rendering are the same when rebuilt from releases.csv and public
+    inputs alone (``_public_other_outcome``); the run is the default one and its certification is the ledger's."""
+    outcome = other_runs(algorithm, which)
+    s = outcome.settings
+    assert s["algorithm"] == algorithm and s["n"] == bgm21_runner.DEFAULT_N[algorithm] and s["d"] == 10
+    twin = algorithm == "prox-smd" and bgm21_runner.fast_bgm21_available()  # the default backend: the fast twin
+    assert s["backend"] == ("fast" if twin else "reference")
+    assert s["epsilon"] == 1.0 and s["delta"] == 1e-6 and s["seed"] == OTHER_SEED
+    defaults = {k: bgm21_runner.BGM21_DEFAULTS[k] for k, algorithms in bgm21_runner.VARIANT_ALGORITHMS.items()
+                if algorithm in algorithms}
+    assert {k: s[k] for k in defaults} == defaults and outcome.result.secret_seed_source == "os_entropy"
+    files = bgm21_runner.bgm21_publication(outcome, command="c")
+    public = _public_other_outcome(algorithm, files, public_schedules(algorithm))
+    assert _without_time(files) == _without_time(bgm21_runner.bgm21_publication(public, command="c"))
+    assert bgm21_runner.bgm21_summary(outcome) == bgm21_runner.bgm21_summary(public)
+    assert bgm21_runner.render_bgm21(bgm21_runner.bgm21_summary(outcome)) == bgm21_runner.render_bgm21(
+        bgm21_runner.bgm21_summary(public))
+    assert json.loads(files["ledger.json"])["epsilon_spent"] == float(outcome.report.epsilon) <= 1.0
+
+
+def _other_noise_check(algorithm, outcome, seeds):
+    """seed → how many releases of the run that seed's noise reproduces, from the NOT PRIVATE debug trace:
+    Algorithm 5, the selections j_t = argmin(scores_t + Lap(λ)^J) in order up to the first it misses (a wrong seed
+    stops at a step where its noise picks another vertex; only a seed with the run's noise reproduces all T − 1);
+    Phased-SGD, the phases whose noise σ_i·ξ_i it reproduces to 1e-12 relative; Algorithm 2, the rounds whose first
+    solver noise N_1 it reproduces, or every (r, t) when the seed reproduces all R first ones."""
+    trace, debug, out = outcome.result.trace, outcome.result.debug, {}
+    for c in seeds:
+        if algorithm == "noisy-fw":
+            scores, J, count = debug.scores, debug.scores.shape[1], 0
+            for t, j in enumerate(trace.selected, start=1):
+                if int(np.argmin(scores[t - 1] + secret_draw(algorithm, c, (t,), J, trace.lap_scale))) != j:
+                    break
+                count += 1
+        elif algorithm == "phased-sgd":
+            count = sum(bool(np.max(np.abs(secret_draw(algorithm, c, (i,), 10, sigma) - debug.noises[i - 1]))
+                             <= 1e-12 * sigma) for i, sigma in enumerate(trace.noise_stds, start=1))
+        else:
+            def matches(r, t, solver):
+                noise = secret_draw(algorithm, c, (r, t), 10, solver.noise_std)
+                return bool(np.max(np.abs(noise - debug[r - 1].noises[t - 1])) <= 1e-12 * solver.noise_std)
+
+            solvers = trace.solver_traces
+            count = sum(matches(r, 1, solver) for r, solver in enumerate(solvers, start=1))
+            if count == len(solvers):
+                count = sum(matches(r, t, solver) for r, solver in enumerate(solvers, start=1)
+                            for t in range(1, solver.n_steps + 1))
+        out[c] = count
+    return out
+
+
+@pytest.mark.parametrize("algorithm, which", [(a, w) for a in OTHER for w in (0, 1)])
+def test_no_seed_found_in_the_other_algorithms_files_regenerates_the_secret_noise(other_runs, algorithm, which):
+    """Every public seed, seed offset and integer token of every file of a default run of Algorithm 5, Phased-SGD
+    or Algorithm 2, tried as the noise seed of every release (``_other_noise_check``): none reproduces any release's
+    noise (Algorithm 5: none reproduces all T − 1 selections); with a known user secret the same check finds the
+    secret reproducing every release (the positive control). D and D′ differ in a record the run reads: with the same
+    secret their noiseless computations (gradients, phase averages) differ."""
+    releases = {"noisy-fw": lambda o: len(o.result.trace.selected),
+                "phased-sgd": lambda o: len(o.result.trace.noise_stds),
+                "prox-smd": lambda o: sum(s.n_steps for s in o.result.trace.solver_traces)}[algorithm]
+    for user_secret in (None, SECRET):
+        outcome = other_runs(algorithm, which, user_secret)
+        files = bgm21_runner.bgm21_publication(outcome, command="c")
+        seeds = sorted({c for _, group in _candidates(files) for c in group} | ({SECRET} if user_secret else set()))
+        assert OTHER_SEED in seeds and 0 in seeds and OTHER_SEED + 1 in seeds and len(seeds) > 150
+        found = _other_noise_check(algorithm, outcome, seeds)
+        if algorithm == "noisy-fw":
+            assert all(v < releases(outcome) for c, v in found.items() if c != SECRET)
+        else:
+            assert all(v == 0 for c, v in found.items() if c != SECRET)
+        if user_secret:
+            assert found[SECRET] == releases(outcome) > 1
+    debug = [other_runs(algorithm, w, SECRET).result.debug for w in (0, 1)]
+    noiseless = {"noisy-fw": lambda g: g.gradients, "phased-sgd": lambda g: g.phase_averages,
+                 "prox-smd": lambda g: np.concatenate([r.mean_gradients for r in g])}[algorithm]
+    assert not np.array_equal(noiseless(debug[0]), noiseless(debug[1]))
+
+
+def test_a_secret_computed_from_the_public_seed_is_regenerated_from_the_files():
+    """The planted leak noise_seed = seed + 1 (the runner accepts it): the seed offsets of the files reproduce all R·T
+    solver noises of Algorithm 2; no other candidate reproduces any (the candidate search reaches such a secret)."""
+    leaky = run_pipeline(neighbour_builder("prox-smd", 1, OTHER_SEED), memoise=False, noise_seed=OTHER_SEED + 1)
+    files = bgm21_runner.bgm21_publication(leaky, command="c")
+    seeds = sorted({c for _, group in _candidates(files) for c in group})
+    found = _other_noise_check("prox-smd", leaky, seeds)
+    steps = sum(s.n_steps for s in leaky.result.trace.solver_traces)
+    assert {c: v for c, v in found.items() if v} == {OTHER_SEED + 1: steps} and steps == 480
+
+
+def test_other_algorithms_neighbour_slot_is_read_first():
+    for algorithm, stream in OTHER_STREAMS.items():
+        n = bgm21_runner.DEFAULT_N[algorithm]
+        slot = neighbour_slot(algorithm, n, OTHER_SEED)
+        expected = 0 if algorithm == "noisy-fw" else int(public_order(OTHER_SEED, n, key=("bgm21", stream,
+                                                                                          "order"))[0])
+        assert slot == expected
+    with pytest.raises(PipelineMismatch, match="asked for"):
+        neighbour_builder("phased-sgd", 0, 1)("abs-cube", 10)
+    with pytest.raises(PipelineMismatch, match="asked for"):
+        neighbour_builder("noisy-fw", 0, 1)("abs-cube", 10, beta=2.0)
+
+
 @pytest.mark.parametrize("call, parameter", [
     (lambda: bgm21_published_setup("nope"), "variant"),
     (lambda: bgm21_published_setup(colour=1), "colour"),
@@ -389,6 +614,10 @@ def test_registered_scenarios_planted_leak_and_twin():
     (lambda: bgm21_published_setup(public_seed=-1), "public_seed"),
     (lambda: canary_records("nope", None, 10, 0, 1), "algorithm"),
     (lambda: canary_records("nsfw", bgm21_runner.build_bgm21_problem("sigmoid-l2", 2), 10, 0, 2), "which"),
+    (lambda: neighbour_builder("nsfw", 0, 1), "algorithm"),
+    (lambda: neighbour_builder("prox-smd", 2, 1), "which"),
+    (lambda: neighbour_slot("phased-sgd", 4096, -1), "seed"),
+    (lambda: secret_draw("polysfw", 1, (0,), 3, 1.0), "algorithm"),
 ])
 def test_validation_errors_name_the_parameter(call, parameter):
     with pytest.raises(ValueError, match=parameter):

@@ -105,7 +105,7 @@ def test_theory_schedule_reads_a_small_fraction(outcomes):
 
 
 @pytest.mark.skipif(len(BACKENDS) < 2, reason="reference.fast.bgm21_sfw is not installed")
-@pytest.mark.parametrize("name", ["polysfw", "nsfw-l2", "nsfw-l1.5"])
+@pytest.mark.parametrize("name", ["polysfw", "nsfw-l2", "nsfw-l1.5", "prox-smd"])
 def test_backends_agree_bitwise(outcomes, name):
     fast = _run(name, backend="fast")
     reference = outcomes[name]
@@ -284,7 +284,7 @@ HOSTILE = [
     (B + ["--problem", "abs-cube"], ["--problem", "not a problem of polysfw"]),
     (["bgm21", "--algorithm", "noisy-fw", "--d", "15"], ["--d must be <= 14", "enumeration"]),
     (B + ["--backend", "gpu"], ["--backend"]),
-    (["bgm21", "--algorithm", "phased-sgd", "--backend", "fast"], ["fast", "polysfw and nsfw only"]),
+    (["bgm21", "--algorithm", "phased-sgd", "--backend", "fast"], ["fast", "prox-smd", "only"]),
     (B + ["--format", "xml"], ["--format"]),
     # variants: unknown values, and those of another algorithm
     (B + ["--schedule", "fast"], ["--schedule", "practical"]),
@@ -403,13 +403,3 @@ def test_the_facade_reexports_the_implementations():
         assert obj.__module__ != facade.__name__, name
     for table in (facade.ALGORITHMS, facade.THEOREMS):
         assert all(hasattr(facade, entry) for entry in table.values())
-
-
-@pytest.mark.parametrize("n, d, epsilon", [(300, 4, 1.0), (2000, 10, 1.0), (50_000, 8, 0.3)])
-def test_budget_precheck_uses_theorem6s_step_count(n, d, epsilon):
-    """The budget's pre-check restates Theorem 6's T; it must be ``theorem6_params``' own."""
-    from reference.algorithms.bgm21_gll import theorem6_params
-
-    P = bgm21.build_bgm21_problem("abs-cube", d)
-    steps = bgm21._theorem6_steps(n, d, P, epsilon, 1e-6)
-    assert steps == theorem6_params(n, d, P.J, P.L0, P.R_x, P.D, P.C1, epsilon, 1e-6).steps

@@ -423,17 +423,9 @@ class ProxResult:
         return self.trace.data_fraction
 
 
-def prox_guided_psmd(gradient: Callable, data, ball: LpBall, config: ProxConfig, *, seed, noise_seed=None,
-                     w_init=None) -> ProxResult:
-    """bgm21 Algorithm 2 (§5.2, Theorem 16) at p = 2, with ``asc_dp_gd`` as A_SC (rebuilt).
-
-    gradient: ∇f(w, z) -> (d,) (ℓ2 norm ≤ ``config.solver.lipschitz``, trusted). data: (n, k) float64, read once in
-    the public order. ball: W, an ℓ_2 ``LpBall``. seed: PUBLIC (order, output index). noise_seed: SECRET (None: fresh
-    entropy; equal to ``seed`` refused). w_init: w_1 ∈ W, data-independent (default: the ball's centre).
-
-    Round r: B_r = the next m records (line 3); w_{r+1} = asc_dp_gd on B_r centred at w_r with β, μ = β − ρ (line 4).
-    Output: w_τ, τ uniform on {1..R} from the public stream (line 5).
-    """
+def _prepare_prox(gradient, data, ball, config, seed, noise_seed, w_init) -> tuple:
+    """Algorithm 2's checks and preparation, shared with the fast twin: (ball, data, seed, secret, n, R, m, w_1,
+    batcher) — lines 1 and 3's batch size, refused before any record is read."""
     if not callable(gradient):
         raise TypeError(f"gradient must be callable as gradient(w, z), got {type(gradient).__name__}")
     ball = _ball(ball)
@@ -449,6 +441,22 @@ def prox_guided_psmd(gradient: Callable, data, ball: LpBall, config: ProxConfig,
                          "Algorithm 2 makes a single pass over disjoint batches")
     w = np.array(ball.center) if w_init is None else _point_in(ball, "w_init", w_init)
     batcher = DisjointBatcher(n, public_order(seed, n, key=(KEY, "prox_psmd", "order")))
+    return ball, data, seed, secret, n, R, m, w, batcher
+
+
+def prox_guided_psmd(gradient: Callable, data, ball: LpBall, config: ProxConfig, *, seed, noise_seed=None,
+                     w_init=None) -> ProxResult:
+    """bgm21 Algorithm 2 (§5.2, Theorem 16) at p = 2, with ``asc_dp_gd`` as A_SC (rebuilt).
+
+    gradient: ∇f(w, z) -> (d,) (ℓ2 norm ≤ ``config.solver.lipschitz``, trusted). data: (n, k) float64, read once in
+    the public order. ball: W, an ℓ_2 ``LpBall``. seed: PUBLIC (order, output index). noise_seed: SECRET (None: fresh
+    entropy; equal to ``seed`` refused). w_init: w_1 ∈ W, data-independent (default: the ball's centre).
+
+    Round r: B_r = the next m records (line 3); w_{r+1} = asc_dp_gd on B_r centred at w_r with β, μ = β − ρ (line 4).
+    Output: w_τ, τ uniform on {1..R} from the public stream (line 5).
+    """
+    ball, data, seed, secret, n, R, m, w, batcher = _prepare_prox(gradient, data, ball, config, seed, noise_seed,
+                                                                  w_init)
     estimator = RecursiveGradientEstimator(gradient, data, ball.d)
     streams = secret.streams()
     iterates, batches, traces, debugs, paths = [], [], [], [], []

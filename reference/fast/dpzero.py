@@ -232,18 +232,20 @@ class _PresetSeedSequence(ISeedSequence):
         return self._words
 
 
-def _state_words(seeds: list, key: tuple, index: np.ndarray | None) -> np.ndarray:
+def _state_words(seeds: list, key: tuple, index) -> np.ndarray:
     """(M, 4) uint64: SeedSequence(seeds[k], spawn_key=encode_key(key + (index[k],))).generate_state(4, uint64).
 
     seeds: M ints in [0, 2^128) (four uint32 words each: NumPy pads the seed to its pool size 4 when a key is
-    present); index: (M,) integers < 2**32 or None. ``encode_key`` gives words < 2^32, one uint32 each.
+    present); index: (M,) integers < 2**32, or a tuple of such arrays (the key's trailing integer parts, in order:
+    key + (index[0][k], index[1][k], …)), or None. ``encode_key`` gives words < 2^32, one uint32 each.
     """
     m = len(seeds)
+    tails = () if index is None else (index,) if isinstance(index, np.ndarray) else tuple(index)
     const = [np.full(m, w, dtype=np.uint32) for w in encode_key(key)]
     entropy = [np.array([(int(s) >> (32 * j)) & _MASK32 for s in seeds], dtype=np.uint32) for j in range(_POOL)]
     entropy += const
-    if index is not None:  # encode_key gives (0, t) for an int part t < 2^32
-        entropy += [np.zeros(m, np.uint32), index.astype(np.uint32)]
+    for tail in tails:  # encode_key gives (0, t) for an int part t < 2^32
+        entropy += [np.zeros(m, np.uint32), np.asarray(tail).astype(np.uint32)]
     hash_const = _INIT_A
 
     def hashmix(value):

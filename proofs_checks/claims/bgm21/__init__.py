@@ -28,7 +28,7 @@ REFERENCE_MODULES = (
     "reference.geometry",
     "reference.batching",
 )
-FAST_MODULES = ("reference.fast.bgm21_sfw",)
+FAST_MODULES = ("reference.fast.bgm21_sfw", "reference.fast.bgm21_prox")
 
 
 def _merge(*areas: dict) -> dict:
