@@ -22,6 +22,7 @@ from reference import runner_bgm21 as bgm21
 from reference.algorithms.bgm21_ledgers import privacy_report
 from reference.algorithms.bgm21_sfw import sfw_data_budget
 from reference.rng import Streams
+from cli_refusals import refused
 
 SECRET = "987654321987654321"
 SMALL_N = {"polysfw": 2000, "nsfw": 2000, "noisy-fw": 400, "phased-sgd": 1024, "prox-smd": 600}
@@ -238,21 +239,6 @@ def test_cli_help_lists_the_options(capsys):
     for option in ("bgm21", "--algorithm", "--schedule", "--sigma-hat-eta", "--laplace-scale", "--beta", "--alpha",
                    "polysfw", "prox-smd", "ttz15"):
         assert option in out, option
-
-
-def refused(capsys, *argv):
-    """``dpref run ARGV``: exit 2, nothing on stdout, ONE line on stderr, no traceback. Returns the line."""
-    try:
-        code = cli.main(["run", *argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert code == 2, err
-    assert out == "" and "Traceback" not in err
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith(("dpref run: error:", "dpref: error:")), err
-    return lines[0]
 
 
 B = ["bgm21", "--algorithm", "polysfw"]

@@ -14,6 +14,7 @@ from dpref import cli
 from dpref import run as run_module
 from reference import runner
 from reference.secrets import replicate_seeds
+from cli_refusals import refused
 
 SMALL = ["--d", "8", "--n", "40", "--steps", "12", "--step-size", "0.05", "--clip", "3"]
 SECRET = "987654321987654321"
@@ -270,23 +271,6 @@ def test_usage_errors_exit_2_and_name_the_option(capsys, argv, fragment):
 
 
 # --- hostile input: one line on stderr, exit 2, the option named, no traceback ------------------------------
-
-
-def refused(capsys, *argv):
-    """Run ``dpref run ARGV`` expecting a refusal: exit 2, nothing on stdout, ONE line on stderr starting with
-    "dpref" (argparse's refusals raise SystemExit from the parser; ours return 2). Returns the line."""
-    try:
-        code = cli.main(["run", *argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert code == 2, err
-    assert out == ""
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith(("dpref run: error:", "dpref: error:")), err
-    assert "Traceback" not in err and "Warning" not in err
-    return lines[0]
 
 
 HUGE = [

@@ -21,6 +21,7 @@ from reference.algorithms.nsnc_improved_theory import (
     o2nc_certified_bound,
     single_pass_settings,
 )
+from cli_refusals import refused
 
 SECRET = "987654321987654321"
 TINY = {"d": 3, "population": 40, "goldstein_samples": 16}
@@ -305,21 +306,6 @@ def test_cli_help_lists_the_options(capsys):
     for option in ("nsnc_improved", "--oracle", "--directions", "--variant", "--clip-hardening", "--sensitivity-mode",
                    "--target-stationarity", "single-pass-crn", "multi-pass-first-order"):
         assert option in out, option
-
-
-def refused(capsys, *argv):
-    """``dpref run ARGV``: exit 2, nothing on stdout, ONE line on stderr, no traceback. Returns the line."""
-    try:
-        code = cli.main(["run", *argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert code == 2, err
-    assert out == "" and "Traceback" not in err
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith(("dpref run: error:", "dpref: error:")), err
-    return lines[0]
 
 
 NS = ["nsnc_improved", "--oracle", "single-pass"]

@@ -23,6 +23,7 @@ from reference import runner_spider_sosp as spider
 from reference.algorithms.spider_sosp import replay_schedule
 from reference.algorithms.spider_sosp_privacy import spider_sosp_parameters, spider_sosp_plan
 from reference.stationarity import sosp_level
+from cli_refusals import refused
 
 SECRET = "987654321987654321"
 SMALL = {"samples": 4000}
@@ -352,21 +353,6 @@ def test_cli_help_lists_the_options(capsys):
 
 
 # --- hostile inputs -------------------------------------------------------------------------------------------------
-
-
-def refused(capsys, *argv):
-    """``dpref run ARGV``: exit 2, nothing on stdout, ONE line on stderr, no traceback. Returns the line."""
-    try:
-        code = cli.main(["run", *argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    assert code == 2, err
-    assert out == "" and "Traceback" not in err
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith(("dpref run: error:", "dpref: error:")), err
-    return lines[0]
 
 
 S = ["spider_sosp"]
