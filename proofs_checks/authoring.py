@@ -15,6 +15,8 @@ A claim module imports only this module (and ``reference`` for test problems and
   :func:`conditional_covariance_test`;
 * helpers for checks: :func:`stack_calls`, :func:`range_violation` and :func:`nonfinite_violation` (Monte Carlo
   samples of a bounded quantity), :func:`nan_max` and :func:`replaces_worst` (worst cases that keep NaN),
+  :class:`WorstGap` and :func:`same_value` (backend claims: the worst step gap against its float64 bound, exact
+  equality of trace fields),
   :data:`UNIT_ROUNDOFF`, :func:`rounding_gamma`, :func:`mp_to_float` and :func:`agreement` (a subject against the
   mpmath reference within a float64 error bound);
 * :func:`reference_subject`, which backend claims compare a subject with;
@@ -99,6 +101,8 @@ __all__ = [
     "nonfinite_violation",
     "nan_max",
     "replaces_worst",
+    "WorstGap",
+    "same_value",
     "UNIT_ROUNDOFF",
     "rounding_gamma",
     "mp_to_float",
@@ -323,6 +327,32 @@ def replaces_worst(value: float, worst: float) -> bool:
     (a NaN sticks, so later finite values cannot hide it)."""
     value, worst = float(value), float(worst)
     return not math.isnan(worst) and not value <= worst
+
+
+class WorstGap:
+    """The worst gap/bound over a run of recomputations (a backend claim's subject step against the step recomputed
+    from its own state, within a float64 error bound). ``see(gap, bound, detail)`` takes numbers or arrays (per
+    coordinate): a zero gap counts 0 whatever its bound, a positive gap against a zero bound counts inf, and a NaN
+    counts inf and sticks. ``ratio`` ≤ 1 means every step lies within its bound; ``detail`` names the worst."""
+
+    def __init__(self):
+        self.ratio, self.detail = 0.0, "no step"
+
+    def see(self, gap, bound, detail) -> None:
+        gap, bound = np.asarray(gap, dtype=np.float64), np.asarray(bound, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios = np.where(gap == 0, 0.0, np.where(bound > 0, gap / bound, np.inf))
+        ratio = float(np.max(ratios)) if ratios.size else 0.0
+        if replaces_worst(ratio, self.ratio):
+            self.ratio, self.detail = (math.inf if math.isnan(ratio) else ratio), detail
+
+
+def same_value(a, b) -> bool:
+    """Exact equality of two trace fields: arrays, tuples and lists by shape and every element, anything else by
+    ``==``."""
+    if isinstance(a, (tuple, list, np.ndarray)) or isinstance(b, (tuple, list, np.ndarray)):
+        return np.shape(a) == np.shape(b) and bool(np.all(np.asarray(a) == np.asarray(b)))
+    return a == b
 
 
 def nonfinite_violation(label: str, samples) -> Evidence | None:

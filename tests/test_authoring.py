@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import inspect
+import math
 
+import numpy as np
 import pytest
 
-from proofs_checks.authoring import Mutant, mutant, on_output, rebind, substitute
+from proofs_checks.authoring import Mutant, WorstGap, mutant, on_output, rebind, same_value, substitute
 from proofs_checks.protocols import Subject
 
 
@@ -83,3 +85,27 @@ def test_a_protocol_without_signature_is_refused_clearly():
     s = Subject("toy", {"epsilon_poisson_gaussian": max})
     with pytest.raises(TypeError, match="cannot mutate protocol 'epsilon_poisson_gaussian'"):
         rebind("m", "d", "epsilon_poisson_gaussian", x=1).apply(s).epsilon_poisson_gaussian(1, 2)
+
+
+def test_worst_gap_keeps_the_largest_ratio_and_a_nan():
+    worst = WorstGap()
+    assert worst.ratio == 0.0 and worst.detail == "no step"
+    worst.see(0.0, 0.0, "exact against a zero bound")
+    assert worst.ratio == 0.0
+    worst.see(np.array([1e-16, 3e-16]), np.array([2e-16, 4e-16]), "per coordinate")
+    assert worst.ratio == 0.75 and worst.detail == "per coordinate"
+    worst.see(1e-17, 1.0, "smaller")
+    assert worst.detail == "per coordinate"
+    worst.see(1e-300, 0.0, "a gap against a zero bound")
+    assert worst.ratio == math.inf and worst.detail == "a gap against a zero bound"
+    nan = WorstGap()
+    nan.see(np.array([0.1, np.nan]), np.array([1.0, 1.0]), "NaN")
+    nan.see(5.0, 1.0, "later and finite")
+    assert nan.ratio == math.inf and nan.detail == "NaN"
+
+
+def test_same_value_compares_shape_and_every_element():
+    assert same_value((1, 2), np.array([1, 2])) and same_value("x", "x") and same_value(3, 3.0)
+    assert not same_value((1, 2), (1, 2, 3)) and not same_value(np.zeros(2), np.array([0.0, 1e-300]))
+    assert not same_value([1.0], 1.0)
+

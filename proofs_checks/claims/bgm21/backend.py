@@ -50,7 +50,6 @@ Algorithm 6's released ∇̃ kept in float32 (a relative error of 2⁻²⁴, aga
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
@@ -58,6 +57,7 @@ from proofs_checks.authoring import (
     FAIL,
     UNIT_ROUNDOFF,
     Claim,
+    WorstGap,
     combine,
     deterministic,
     on_output,
@@ -139,20 +139,6 @@ def _run(module, case, feasible, config, data, seed, noise_seed):
 
 # ---------------------------------------------------------------------------------------------------
 # Comparison
-
-
-class _Worst:
-    def __init__(self):
-        self.ratio, self.detail = 0.0, "no step"
-
-    def see(self, gap, bound, detail):
-        """gap and bound arrays (per coordinate) or numbers; the worst gap/bound is kept (NaN sticks)."""
-        gap, bound = np.asarray(gap, dtype=np.float64), np.asarray(bound, dtype=np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratios = np.where(gap == 0, 0.0, np.where(bound > 0, gap / bound, np.inf))
-        ratio = float(np.max(ratios)) if ratios.size else 0.0
-        if not ratio <= self.ratio:
-            self.ratio, self.detail = (math.inf if math.isnan(ratio) else ratio), detail
 
 
 def _array(value, shape):
@@ -239,7 +225,7 @@ def _compare(case, feasible, config, data, seed, noise_seed, got, want):
     trace = want.trace  # its discrete fields equal the subject's (checked above)
     streams = secret_seed(noise_seed, public_seeds=(seed,)).streams()
     path = np.vstack([iterates, arrays["final_iterate"][None, :]])
-    worst = _Worst()
+    worst = WorstGap()
     for k in range(count):
         r, t = int(trace.rounds[k]), int(trace.steps[k])
         where = f"{label}, step (r, t) = ({r}, {t})"

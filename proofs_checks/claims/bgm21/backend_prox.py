@@ -51,7 +51,6 @@ hundred 2⁻⁵³).
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
@@ -59,6 +58,7 @@ from proofs_checks.authoring import (
     FAIL,
     UNIT_ROUNDOFF,
     Claim,
+    WorstGap,
     combine,
     deterministic,
     on_output,
@@ -145,20 +145,6 @@ def _run(module, case, ball, config, data, start, seed, noise_seed):
 
 # ---------------------------------------------------------------------------------------------------
 # Comparison
-
-
-class _Worst:
-    def __init__(self):
-        self.ratio, self.detail = 0.0, "no step"
-
-    def see(self, gap, bound, detail):
-        """gap and bound arrays (per coordinate) or numbers; the worst gap/bound is kept (NaN sticks)."""
-        gap, bound = np.asarray(gap, dtype=np.float64), np.asarray(bound, dtype=np.float64)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            ratios = np.where(gap == 0, 0.0, np.where(bound > 0, gap / bound, np.inf))
-        ratio = float(np.max(ratios)) if ratios.size else 0.0
-        if not ratio <= self.ratio:
-            self.ratio, self.detail = (math.inf if math.isnan(ratio) else ratio), detail
 
 
 class _Mismatch(Exception):
@@ -263,7 +249,7 @@ def _check_solver(worst, label, ball, rows, got_trace, want_trace, got_debug, wa
 def _compare(case, ball, config, data, start, seed, noise_seed, got, want):
     label = case.name
     d = ball.d
-    worst = _Worst()
+    worst = WorstGap()
     streams = secret_seed(noise_seed, public_seeds=(seed,) if case.protocol == "prox" else ()).streams()
     try:
         if case.protocol == "asc":

@@ -60,6 +60,7 @@ from proofs_checks.authoring import (
     rebind,
     reference_subject,
     rounding_gamma,
+    same_value,
     substitute,
 )
 from reference.algorithms.dpzero import (
@@ -408,12 +409,6 @@ class RunView:
                    np.asarray(result.releases)[r], ledger)
 
 
-def _same(a, b) -> bool:
-    if isinstance(a, (tuple, list, np.ndarray)) or isinstance(b, (tuple, list, np.ndarray)):
-        return np.shape(a) == np.shape(b) and bool(np.all(np.asarray(a) == np.asarray(b)))
-    return a == b
-
-
 def _compare(config, objective, x0, seed, noise_seed, run: RunView, reference, label) -> list:
     parts = []
     d, steps = config.d, config.steps
@@ -429,7 +424,7 @@ def _compare(config, objective, x0, seed, noise_seed, run: RunView, reference, l
     if int(run.output_index) != tau:
         return [deterministic(False, detail=f"{label}: output index {run.output_index} != reference {tau}")]
     for owner, name in RunView._fields(reference):
-        if not _same(run.ledger[name], getattr(owner, name)):
+        if not same_value(run.ledger[name], getattr(owner, name)):
             where = "ledger" if name in LEDGER_FIELDS else "diagnostics"
             return [deterministic(False, detail=f"{label}: {where}.{name} {run.ledger[name]!r} != reference "
                                                 f"{getattr(owner, name)!r}")]

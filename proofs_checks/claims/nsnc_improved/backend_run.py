@@ -80,6 +80,7 @@ from proofs_checks.authoring import (
     on_output,
     reference_subject,
     rounding_gamma,
+    same_value,
     substitute,
 )
 from reference.algorithms.nsnc_improved import (
@@ -471,12 +472,6 @@ def _shapes(settings):
             "segment_points": (K, M), "query_points": (K, M, d), "iterates": (K, M + 1, d), "steps": (K, M, d)}
 
 
-def _same(a, b) -> bool:
-    if isinstance(a, (tuple, list, np.ndarray)) or isinstance(b, (tuple, list, np.ndarray)):
-        return np.shape(a) == np.shape(b) and bool(np.all(np.asarray(a) == np.asarray(b)))
-    return a == b
-
-
 def _compare(config, objective, x0, seed, noise_seed, prepared, got, want) -> list:
     st = want.ledger.settings
     K, M, d = st.K, st.block_length, st.d
@@ -494,7 +489,7 @@ def _compare(config, objective, x0, seed, noise_seed, prepared, got, want) -> li
             return [deterministic(False, detail=f"{label}: diagnostics.{name} has shape {value.shape} (want "
                                                 f"{shape}) or non-finite values")]
     for name in LEDGER_FIELDS:
-        if not _same(getattr(got.ledger, name), getattr(want.ledger, name)):
+        if not same_value(getattr(got.ledger, name), getattr(want.ledger, name)):
             return [deterministic(False, detail=f"{label}: ledger.{name} {getattr(got.ledger, name)!r} != reference "
                                                 f"{getattr(want.ledger, name)!r}")]
     if int(got.output_index) != int(want.output_index):
@@ -504,7 +499,7 @@ def _compare(config, objective, x0, seed, noise_seed, prepared, got, want) -> li
         return [deterministic(False, detail=f"{label}: segment points s_t are not the public draws of "
                                             "('nsnc_improved', 'segment', k)")]
     for name in ("nonfinite_counts", "evaluations"):
-        if not _same(getattr(got.diagnostics, name), getattr(want.diagnostics, name)):
+        if not same_value(getattr(got.diagnostics, name), getattr(want.diagnostics, name)):
             return [deterministic(False, detail=f"{label}: diagnostics.{name} {getattr(got.diagnostics, name)!r} != "
                                                 f"reference {getattr(want.diagnostics, name)!r}")]
     iterates, steps = np.asarray(got.iterates), np.asarray(got.steps)

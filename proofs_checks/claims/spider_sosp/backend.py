@@ -55,7 +55,6 @@ error of 2⁻²⁴, against a bound of a few 2⁻⁵³).
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
@@ -63,11 +62,13 @@ from proofs_checks.authoring import (
     FAIL,
     UNIT_ROUNDOFF,
     Claim,
+    WorstGap,
     combine,
     deterministic,
     on_output,
     reference_subject,
     rounding_gamma,
+    same_value,
     substitute,
 )
 from reference.algorithms.spider_sosp import (
@@ -198,16 +199,6 @@ def _tree(xi, t, leaf):
 # Comparison
 
 
-class _Worst:
-    def __init__(self):
-        self.ratio, self.detail = 0.0, "no step"
-
-    def see(self, gap, bound, detail):
-        ratio = 0.0 if gap == 0 else (gap / bound if bound > 0 else math.inf)
-        if not ratio <= self.ratio:  # NaN sticks
-            self.ratio, self.detail = (math.inf if math.isnan(ratio) else ratio), detail
-
-
 def _array(value, shape):
     try:
         a = np.asarray(value, dtype=np.float64)
@@ -220,19 +211,13 @@ TRACE_FIELDS = ("kinds", "batch_sizes", "leaves", "perturbation_steps", "records
                 "halt_reason", "next_batch_size")
 
 
-def _same(a, b) -> bool:
-    if isinstance(a, (tuple, list, np.ndarray)) or isinstance(b, (tuple, list, np.ndarray)):
-        return np.shape(a) == np.shape(b) and bool(np.all(np.asarray(a) == np.asarray(b)))
-    return a == b
-
-
 def _compare(case, config, data, x0, seed, noise_seed, got, want):
     label = case.name
     trace, ref = got.trace, want.trace
     steps, d = len(ref.kinds), config.d
     try:
         for name in TRACE_FIELDS:
-            if not _same(getattr(trace, name), getattr(ref, name)):
+            if not same_value(getattr(trace, name), getattr(ref, name)):
                 return deterministic(False, detail=f"{label}: trace.{name} {getattr(trace, name)!r} != reference "
                                                    f"{getattr(ref, name)!r}")
         if len(trace.batch_indices) != steps or not all(np.array_equal(np.asarray(a), np.asarray(b))
@@ -260,7 +245,7 @@ def _compare(case, config, data, x0, seed, noise_seed, got, want):
                                            f"produces: {exc}")
     for name in ("kinds", "batch_sizes", "leaves", "perturbation_steps", "records_used", "halt_reason",
                  "next_batch_size"):
-        if not _same(getattr(replay, name), getattr(trace, name)):
+        if not same_value(getattr(replay, name), getattr(trace, name)):
             return deterministic(False, detail=f"{label}: {name} recomputed from the subject's own releases "
                                                f"({getattr(replay, name)!r}) != its trace's ({getattr(trace, name)!r})")
     perturbed = set(int(t) for t in trace.perturbation_steps)
@@ -268,7 +253,7 @@ def _compare(case, config, data, x0, seed, noise_seed, got, want):
     if np.any(arrays["perturbations"][off]):
         return deterministic(False, detail=f"{label}: a nonzero perturbation off the perturbation steps")
 
-    worst = _Worst()
+    worst = WorstGap()
     family, eta = case.family, config.step_size
     xi = _noise_rows(config, noise_seed, seed, steps)
     oracles = GradientOracles(family.gradient, data, public_permutation(seed, data.shape[0]), d=d,
