@@ -175,8 +175,33 @@ def sphere_cosine_mean(function, d: int, *, epsabs: float = 1e-13, epsrel: float
 # Theorem 5: the absolute loss on the sphere
 
 
+class _ExcessRisk:
+    """The measure of Theorems 5 and 6 for the absolute-loss problems: F from ``population_risk_with_error`` (exact,
+    or quadrature / a common-random-numbers estimate), F* = F(w0) = L0·s·√(2/π) (the per-x median argument: w0
+    minimises E|⟨x, w − w0⟩ − ξ| for symmetric ξ), and the excess risk F(w) − F*."""
+
+    def population_risk(self, w) -> float:
+        """F(w) = L0·E g(R_x⟨x, w − w0⟩), g(a) = E|a − ξ| (module doc)."""
+        return self.population_risk_with_error(w)[0]
+
+    @property
+    def optimal_risk(self) -> float:
+        """F* = F(w0) = L0·s·√(2/π)."""
+        return self.L0 * self.noise_std * math.sqrt(2.0 / math.pi)
+
+    def accuracy(self, w) -> float:
+        """The excess population risk F(w) − F* (clipped at 0 against quadrature rounding; an estimate with a
+        common-random-numbers population)."""
+        return max(0.0, self.population_risk(w) - self.optimal_risk)
+
+    def mean_accuracy(self, candidates) -> float:
+        """The mean excess risk over the output candidates (the exact expectation over a uniform output)."""
+        arr = _candidates(candidates, self.d)
+        return float(np.mean([self.accuracy(w) for w in arr]))
+
+
 @dataclasses.dataclass(frozen=True)
-class AbsSphereProblem:
+class AbsSphereProblem(_ExcessRisk):
     """Theorem 5's problem (module doc): ℓ^{(y)}(u) = L0|u − y|, x uniform on the sphere of radius R_x, y = ⟨x, w0⟩ + ξ.
 
     d; R_x: ‖x‖_2 = R_x (Definition 2's bound, attained); noise_std: s; L0; radius: λ (W = B_2(0, λ), D = 2λ);
@@ -228,24 +253,6 @@ class AbsSphereProblem:
         value, error = sphere_cosine_mean(lambda c: abs_deviation(r * c, s), self.d, epsabs=tol)
         return self.L0 * value, self.L0 * error
 
-    def population_risk(self, w) -> float:
-        """F(w) = L0·E_c[g(R_x‖w − w0‖_2 c)] (module doc)."""
-        return self.population_risk_with_error(w)[0]
-
-    @property
-    def optimal_risk(self) -> float:
-        """F* = F(w0) = L0·s·√(2/π)."""
-        return self.L0 * self.noise_std * math.sqrt(2.0 / math.pi)
-
-    def accuracy(self, w) -> float:
-        """The excess population risk F(w) − F* (≥ 0; clipped at 0 against quadrature rounding)."""
-        return max(0.0, self.population_risk(w) - self.optimal_risk)
-
-    def mean_accuracy(self, candidates) -> float:
-        """The mean excess risk over the output candidates (the exact expectation over a uniform output)."""
-        arr = _candidates(candidates, self.d)
-        return float(np.mean([self.accuracy(w) for w in arr]))
-
 
 def abs_sphere_problem(d, *, R_x=1.0, noise_std=0.5, L0=1.0, radius=1.0, seed=0) -> AbsSphereProblem:
     """Theorem 5's problem with w0 uniform on the sphere of radius λ/2, drawn from the PUBLIC ``seed`` (stream
@@ -270,7 +277,7 @@ def _half_signs(d: int) -> np.ndarray:
 
 
 @dataclasses.dataclass(frozen=True)
-class AbsCubeProblem:
+class AbsCubeProblem(_ExcessRisk):
     """Theorem 6's problem (module doc): ℓ^{(y)}(u) = L0|u − y|, x uniform on {±R_x}^d, y = ⟨x, w0⟩ + ξ, W the ℓ_1 ball
     of radius λ as the ``Polytope`` of its 2d vertices (J = 2d, ℓ_1-diameter D = 2λ, C1 = max ‖v‖_1 = λ).
 
@@ -354,23 +361,6 @@ class AbsCubeProblem:
         w = _vector("w", w, self.d)
         mean, se = self._margins_mean(w - self.w0)
         return self.L0 * mean, self.L0 * se
-
-    def population_risk(self, w) -> float:
-        """F(w) = L0·E_σ g(R_x⟨σ, w − w0⟩) (module doc)."""
-        return self.population_risk_with_error(w)[0]
-
-    @property
-    def optimal_risk(self) -> float:
-        """F* = L0·s·√(2/π) (at w0)."""
-        return self.L0 * self.noise_std * math.sqrt(2.0 / math.pi)
-
-    def accuracy(self, w) -> float:
-        """The excess population risk F(w) − F* (clipped at 0 against rounding; an estimate with ``crn_samples``)."""
-        return max(0.0, self.population_risk(w) - self.optimal_risk)
-
-    def mean_accuracy(self, candidates) -> float:
-        arr = _candidates(candidates, self.d)
-        return float(np.mean([self.accuracy(w) for w in arr]))
 
 
 def abs_cube_problem(d, *, R_x=1.0, noise_std=0.5, L0=1.0, radius=1.0, seed=0, crn_samples=None) -> AbsCubeProblem:
