@@ -702,7 +702,9 @@ def _changed(records, slot: int, which: int):
 
 
 @dataclass(frozen=True)
-class _NeighbourCube(AbsCubeProblem):
+class _Neighbour:
+    """A problem whose ``sample`` returns its records with record ``slot`` changed to dataset ``which``'s version."""
+
     slot: int = 0
     which: int = 0
 
@@ -711,21 +713,18 @@ class _NeighbourCube(AbsCubeProblem):
 
 
 @dataclass(frozen=True)
-class _NeighbourSphere(AbsSphereProblem):
-    slot: int = 0
-    which: int = 0
-
-    def sample(self, n, rng):
-        return _changed(super().sample(n, rng), self.slot, self.which)
+class _NeighbourCube(_Neighbour, AbsCubeProblem):
+    pass
 
 
 @dataclass(frozen=True)
-class _NeighbourPool(SigmoidPoolProblem):
-    slot: int = 0
-    which: int = 0
+class _NeighbourSphere(_Neighbour, AbsSphereProblem):
+    pass
 
-    def sample(self, n, rng):
-        return _changed(super().sample(n, rng), self.slot, self.which)
+
+@dataclass(frozen=True)
+class _NeighbourPool(_Neighbour, SigmoidPoolProblem):
+    pass
 
 
 def _with_fields(cls, built, **extra):
