@@ -286,11 +286,6 @@ _BUDGET_DETAIL = {"polysfw": "up to two per record read", "nsfw": "up to two per
                   "phased-sgd": "one oracle call per record", "prox-smd": "m per solver step, T steps per round"}
 
 
-def _theorem6_steps(n: int, d: int, P, epsilon: float, delta: float) -> int:
-    """Theorem 6's T (``theorem6_params``; milliseconds even at n = 10^8), for the budget's pre-check."""
-    return _bgm21.theorem6_params(n, d, P.J, P.L0, P.R_x, P.D, P.C1, epsilon, delta).steps
-
-
 def _sfw_evaluations(b: int, rounds: int) -> int:
     sizes = sfw_batch_sizes(b, rounds)
     return sum(s[0] + 2 * sum(s[1:]) for s in sizes)
@@ -382,7 +377,8 @@ def prepare_bgm21(algorithm: str = "polysfw", *, problem: str | None = None, n: 
     if algorithm == "phased-sgd":  # one Python call of Algorithm 3 per record, whatever d
         budget = min(budget, ORACLE_CALL_BUDGET)
     if algorithm == "noisy-fw":
-        bound = n * (_theorem6_steps(n, d, problem_obj, epsilon, delta) - 1)
+        P = problem_obj  # Theorem 6's T (milliseconds even at n = 10^8)
+        bound = n * (_bgm21.theorem6_params(n, d, P.J, P.L0, P.R_x, P.D, P.C1, epsilon, delta).steps - 1)
     else:  # Algorithm 2's count needs Theorem 16's R (cheap): checked exactly below
         bound = {"polysfw": 2 * n, "nsfw": 2 * n, "phased-sgd": n, "prox-smd": 0}[algorithm]
     if bound > budget:

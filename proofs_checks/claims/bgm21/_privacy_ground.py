@@ -30,11 +30,7 @@ def gaussian_profile(epsilon, mu):
     """δ_μ(ε) of one μ-GDP release (Balle–Wang 2018 Thm 8), mpmath at ``DPS`` digits."""
     with mpmath.workdps(DPS):
         eps, mu = mpmath.mpf(epsilon), mpmath.mpf(mu)
-
-        def Phi(x):
-            return mpmath.erfc(-x / mpmath.sqrt(2)) / 2
-
-        return +(Phi(-eps / mu + mu / 2) - mpmath.exp(eps) * Phi(-eps / mu - mu / 2))
+        return +(mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2))
 
 
 def pure_routes(eps0, k: int, delta) -> dict:
