@@ -46,6 +46,7 @@ __all__ = [
     "encode_key",
     "SEED_BOUND",
     "sample_sphere",
+    "sample_sphere_from",
     "sample_ball",
     "sample_gaussian",
     "ARITHMETICS",
@@ -177,6 +178,21 @@ def sample_sphere(rng: np.random.Generator, shape, d: int, radius=1.0, *, arithm
         return _normalise(g, np.full(shape, float(radius)), arithmetic)
     scale = np.empty(shape, dtype=object)
     scale.fill(mpmath.mpf(radius))
+    return _normalise(g, scale, arithmetic)
+
+
+def sample_sphere_from(g: np.ndarray, radius, arithmetic: str = "float64") -> np.ndarray:
+    """radius·g/‖g‖ for a given non-zero Gaussian draw g of shape (d,): the normalisation of ``sample_sphere``
+    (the same rounding), for draws assembled from several streams."""
+    radius = check_real("radius", radius, positive=True)
+    _check_arithmetic(arithmetic)
+    g = np.asarray(g, dtype=np.float64)
+    if g.ndim != 1 or not np.any(g):
+        raise ValueError("g must be a non-zero vector of shape (d,)")
+    if arithmetic == "float64":
+        return _normalise(g, np.full((), float(radius)), arithmetic)
+    scale = np.empty((), dtype=object)
+    scale[()] = mpmath.mpf(radius)
     return _normalise(g, scale, arithmetic)
 
 

@@ -74,7 +74,7 @@ import numpy as np
 from ..estimators import per_sample_finite_differences
 from ..mechanisms import clip_vector, clipped_mean, gaussian_mechanism
 from ..precision import is_mp, to_mp
-from ..rng import SEED_BOUND, Streams, sample_gaussian, sample_sphere
+from ..rng import SEED_BOUND, Streams, sample_gaussian, sample_sphere, sample_sphere_from
 from ..secrets import SecretSeed, secret_seed
 from ..validation import check_array, check_int, check_real
 from .dpzero_privacy import (
@@ -125,7 +125,8 @@ KEY = "dpzero"
 
 def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None, seed,
            noise_seed=None, direction="sphere", clip_target="normalized", batching="full", batch_size=None,
-           accountant=None, noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
+           accountant=None, noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None,
+           direction_blocks=None):
     """dpzero Algorithm 2 (DPZero), lines 0–6, with its variants (module doc).
 
     Args:
@@ -147,6 +148,8 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
             ``privacy_plan``; sampling_probability: Poisson's q (module doc: add/remove when given,
             zero-out with q = B/n when None). noise: "gaussian" or "none" (MeZO).
         record_trajectory: return x_0..x_T. trace: optional function of x_t recorded for t = 0..T.
+        direction_blocks: None, or block sizes summing to d: u_t drawn one stream per block, as the torch backend
+            draws one per parameter tensor (``direction_for_step``); the same law.
 
     Paper lines (Algorithm 2 as printed; the listing numbers the output line "5:" again, erratum dpzero.E2 —
     we call it 6), step t:
@@ -163,13 +166,14 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
         data, x0, steps, step_size, perturbation, clip_threshold, batching, batch_size, seed, noise_seed, noise,
         epsilon, delta, accountant, sampling_probability)
     private = plan is not None
+    blocks = None if direction_blocks is None else check_direction_blocks(direction_blocks, setup.d)
 
     x = setup.x0
     iterates = [x]
     trace_values = None if trace is None else [_trace_value(trace, x, setup.use_mp)]
     releases, counts = [], _Counts()
     for t, batch_index in enumerate(_batches(setup, sampling_rng)):
-        u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic)            # line 2
+        u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic, blocks=blocks)  # line 2
         a = per_sample_finite_differences(loss, x, setup.data[batch_index], u, lam, nonfinite="return") \
             if len(batch_index) else np.zeros(0, dtype=object if setup.use_mp else np.float64)       # lines 3-4
         counts.loss_evaluations += 2 * len(batch_index)
@@ -189,7 +193,7 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
         if clip_target == "raw_difference":
             s_hat = s_hat / (2 * lam)
         releases.append(s_hat)
-        u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic)  # seed trick: regenerate
+        u = direction_for_step(setup.seed, t, setup.d, direction, arithmetic=arithmetic, blocks=blocks)  # regenerated
         x = x - setup.step_size * s_hat * u                                                           # line 5: update
         iterates.append(x)
         if trace is not None:
@@ -200,7 +204,8 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
 
 
 def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold=math.inf, direction="gaussian",
-         batching="full", batch_size=None, record_trajectory=False, trace=None, sampling_probability=None):
+         batching="full", batch_size=None, record_trajectory=False, trace=None, sampling_probability=None,
+         direction_blocks=None):
     """MeZO / ZO-SGD (Malladi et al. 2023; dpzero §5, App. B): Algorithm 2 without noise.
 
     Non-private (the paper's appendix calls it a private baseline, dpzero.E8). ``clip_threshold = inf``
@@ -211,7 +216,7 @@ def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold
     return dpzero(loss, data, x0, steps=steps, step_size=step_size, perturbation=perturbation,
                   clip_threshold=clip_threshold, seed=seed, direction=direction, batching=batching,
                   batch_size=batch_size, noise="none", record_trajectory=record_trajectory, trace=trace,
-                  sampling_probability=sampling_probability)
+                  sampling_probability=sampling_probability, direction_blocks=direction_blocks)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -417,21 +422,72 @@ class DPResult:
 # Directions: the seed trick (dpzero §2.4)
 
 
-def direction_for_step(seed: int, t: int, d: int, direction: str = "sphere", *, arithmetic: str = "float64"):
+def direction_for_step(seed: int, t: int, d: int, direction: str = "sphere", *, arithmetic: str = "float64",
+                       blocks=None):
     """u_t, regenerated from the public key ("dpzero", "direction", t) under ``seed``.
 
     direction "sphere": u ~ Unif(√d S^{d−1}) (Alg 1/2 line 3); "gaussian": u ~ N(0, I_d) (dpzero §2.4).
     Bitwise identical on every call (the seed trick: store the key, not u).
+
+    blocks: None (one stream for the whole vector), or the sizes (d_0, …, d_{K−1}) of K consecutive blocks, Σ d_k
+    = d — a model's parameter tensors in order. Block k is then ``standard_normal(d_k)`` of its own key
+    ("dpzero", "direction", t, k), so each tensor's part can be regenerated without the others (the seed trick
+    per parameter tensor, as MeZO regenerates z per parameter; the torch backend ``reference.torch_backend``
+    draws the same numbers). "gaussian": u is their concatenation g; "sphere": u = √d·g/‖g‖ over the whole
+    vector (the same law as without blocks; ‖g‖² summed as ``blocked_squared_norm`` says). A g of norm 0
+    (probability below 2^-1000) is refused.
     """
     t = check_int("t", t, minimum=0)
     d = check_int("d", d, minimum=1)
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
+    if blocks is not None:
+        return _blocked_direction(seed, t, check_direction_blocks(blocks, d), direction, arithmetic)
     rng = Streams(seed).generator(KEY, "direction", t)
     if direction == "gaussian":
         return sample_gaussian(rng, (), d, arithmetic=arithmetic)
     radius = mpmath.sqrt(d) if arithmetic == "mpmath" else math.sqrt(d)
     return sample_sphere(rng, (), d, radius=radius, arithmetic=arithmetic)
+
+
+def check_direction_blocks(blocks, d: int) -> tuple[int, ...]:
+    """The block sizes as a tuple of ints ≥ 1 summing to d, or a ValueError naming the rule."""
+    if isinstance(blocks, (str, bytes)) or not hasattr(blocks, "__iter__"):
+        raise TypeError(f"direction_blocks must be a sequence of block sizes, got {type(blocks).__name__}")
+    sizes = tuple(check_int(f"direction_blocks[{k}]", b, minimum=1) for k, b in enumerate(blocks))
+    if not sizes or sum(sizes) != d:
+        raise ValueError(f"direction_blocks must be block sizes summing to d = {d}, got {sizes} "
+                         f"(sum {sum(sizes)})")
+    return sizes
+
+
+#: Numbers per chunk of a blocked direction: ‖g‖² is summed chunk by chunk (below), so that a backend that draws
+#: a large tensor's block in chunks of this size, never holding it whole, gets the same bits.
+DIRECTION_CHUNK = 1 << 16
+
+
+def blocked_squared_norm(blocks) -> float:
+    """‖g‖² of a blocked draw as ``direction_for_step`` forms it: each block cut into chunks of
+    ``DIRECTION_CHUNK``, each chunk's Σ g_j² by ``np.add.reduce`` (NumPy's pairwise sum, as ``np.linalg.norm``),
+    the chunk sums added by ``math.fsum`` (exactly rounded). One chunk: ``np.linalg.norm(g)**2`` bitwise."""
+    partials = [float(np.add.reduce(b[s:s + DIRECTION_CHUNK] * b[s:s + DIRECTION_CHUNK]))
+                for b in blocks for s in range(0, b.shape[0], DIRECTION_CHUNK)]
+    return math.fsum(partials)
+
+
+def _blocked_direction(seed, t, sizes, direction, arithmetic):
+    streams = Streams(seed)
+    blocks = [streams.generator(KEY, "direction", t, k).standard_normal(size) for k, size in enumerate(sizes)]
+    g = np.concatenate(blocks)
+    if direction == "gaussian":
+        return g if arithmetic == "float64" else to_mp(g)
+    squared = blocked_squared_norm(blocks)
+    if squared == 0.0:
+        raise ValueError(f"the blocked direction of step t={t} has norm 0 (probability below 2^-1000)")
+    d = g.shape[0]
+    if arithmetic == "mpmath":  # normalised in mpmath from the same draws, as sample_sphere does
+        return sample_sphere_from(g, mpmath.sqrt(d), arithmetic)
+    return g * (math.sqrt(d) / math.sqrt(squared))  # s = √d/‖g‖, then g·s: the rounding of rng._normalise
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -89,6 +89,7 @@ from ..algorithms.dpzero import (
     _plan_for,
     _secret_for,
     _trace_value,
+    check_direction_blocks,
     direction_for_step,
     poisson_rate,
 )
@@ -297,8 +298,12 @@ def _generator_factory(seeds, key: tuple, index=None):
     return lambda k: Streams(int(seeds[k])).generator(*key, int(index[k]))
 
 
-def _directions(seeds, steps, d: int, direction: str) -> np.ndarray:
-    """u for each (seeds[k], steps[k]): (M, d), bitwise ``direction_for_step(seeds[k], steps[k], d, direction)``."""
+def _directions(seeds, steps, d: int, direction: str, blocks=None) -> np.ndarray:
+    """u for each (seeds[k], steps[k]): (M, d), bitwise ``direction_for_step(seeds[k], steps[k], d, direction,
+    blocks=blocks)``."""
+    if blocks is not None:  # one stream per block (a torch model's tensors): the reference's own sampler
+        return np.array([direction_for_step(int(s), int(t), d, direction, blocks=blocks)
+                         for s, t in zip(seeds, steps)]).reshape(len(seeds), d)
     generator = _generator_factory(seeds, (KEY, "direction"), steps)
     g = np.empty((len(seeds), d))
     for k in range(len(seeds)):
@@ -666,7 +671,7 @@ class _Outputs:
     nonfinite_counts: np.ndarray
 
 
-def _run(setup, kind, fn, *, lam, direction, clip_target, private, plan, record_trajectory, trace):
+def _run(setup, kind, fn, *, lam, direction, clip_target, private, plan, record_trajectory, trace, blocks=None):
     """kind: "alg2" (scalar releases), "alg1" (vector releases of a_i·u_t) or "dpgd" (gradients)."""
     big_r, steps, d = setup.replicates, setup.steps, setup.d
     vector = kind != "alg2"
@@ -683,7 +688,7 @@ def _run(setup, kind, fn, *, lam, direction, clip_target, private, plan, record_
         nonfinite_counts=np.empty((big_r, steps), dtype=np.int64),
     )
     shared = setup.shared_seed and kind != "dpgd"
-    shared_u = _directions([setup.seeds[0]] * steps, np.arange(steps), d, direction) if shared else None
+    shared_u = _directions([setup.seeds[0]] * steps, np.arange(steps), d, direction, blocks) if shared else None
     block_size = _replicates_per_block(setup, vector=vector, noise_width=noise_width)
     sigma = float(plan.noise_std) if private else 0.0
     clip = float(setup.clip)
@@ -696,7 +701,7 @@ def _run(setup, kind, fn, *, lam, direction, clip_target, private, plan, record_
             own_u = None
         else:
             own_u = _directions([setup.seeds[r] for r in block for _ in range(steps)],
-                                np.tile(np.arange(steps), size), d, direction).reshape(size, steps, d)
+                                np.tile(np.arange(steps), size), d, direction, blocks).reshape(size, steps, d)
         tau = taus[block.start:block.stop]
         x = np.repeat(setup.x0[None, :], size, axis=0)
         if trace is not None:
@@ -805,7 +810,8 @@ def _finish(name, setup, taus, out, plan, loss_evaluations_per_sample, gradient_
 
 def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, epsilon=None, delta=None, seed,
            noise_seed=None, direction="sphere", clip_target="normalized", batching="full", batch_size=None,
-           accountant=None, noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None):
+           accountant=None, noise="gaussian", record_trajectory=False, trace=None, sampling_probability=None,
+           direction_blocks=None):
     """dpzero Algorithm 2 (DPZero), vectorized over the batch and over replicates (module docstring).
 
     Arguments and pseudocode as ``reference.algorithms.dpzero.dpzero`` (``noise_seed=None``: fresh secret
@@ -818,20 +824,22 @@ def dpzero(loss, data, x0, *, steps, step_size, perturbation, clip_threshold, ep
                    sampling_probability=sampling_probability)
     lam = float(check_real("perturbation", perturbation, positive=True))
     plan = _plan_for(setup, noise, epsilon, delta, accountant, setup.clip)
+    blocks = None if direction_blocks is None else check_direction_blocks(direction_blocks, setup.d)
     taus, out = _run(setup, "alg2", loss, lam=lam, direction=direction, clip_target=clip_target, private=private,
-                     plan=plan, record_trajectory=record_trajectory, trace=trace)
+                     plan=plan, record_trajectory=record_trajectory, trace=trace, blocks=blocks)
     name = "dpzero" if private else "mezo"
     return _finish(name, setup, taus, out, plan, 2, 0, direction, clip_target, record_trajectory)
 
 
 def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold=math.inf, direction="gaussian",
-         batching="full", batch_size=None, record_trajectory=False, trace=None, sampling_probability=None):
+         batching="full", batch_size=None, record_trajectory=False, trace=None, sampling_probability=None,
+         direction_blocks=None):
     """MeZO / ZO-SGD (Malladi et al. 2023, arXiv 2305.17333; dpzero App. B.2): Algorithm 2 without noise; see
     the reference."""
     return dpzero(loss, data, x0, steps=steps, step_size=step_size, perturbation=perturbation,
                   clip_threshold=clip_threshold, seed=seed, direction=direction, batching=batching,
                   batch_size=batch_size, noise="none", record_trajectory=record_trajectory, trace=trace,
-                  sampling_probability=sampling_probability)
+                  sampling_probability=sampling_probability, direction_blocks=direction_blocks)
 
 
 # ---------------------------------------------------------------------------------------------------
