@@ -31,10 +31,12 @@ import torch
 from ..algorithms.dpzero import DIRECTION_CHUNK, KEY
 from ..rng import Streams
 
-__all__ = ["CHUNK", "StepDirections"]
+__all__ = ["CHUNK", "KEPT", "StepDirections"]
 
 #: Numbers drawn per chunk (64 Ki float64 = 512 KiB per buffer); the reference sums ‖g‖² in the same chunks.
 CHUNK = DIRECTION_CHUNK
+#: Numbers of small blocks kept for the whole step (the rest is regenerated at each use).
+KEPT = DIRECTION_CHUNK
 
 
 class StepDirections:
@@ -50,33 +52,48 @@ class StepDirections:
             raise ValueError(f"flat_key needs exactly one parameter tensor, the model has {len(sizes)}")
         self.streams = Streams(seed)
         self.t, self.sizes, self.direction, self.flat_key = t, tuple(sizes), direction, flat_key
-        self.scale = self._sphere_scale() if direction == "sphere" else 1.0
+        self.scale = 1.0
+        # Small blocks are drawn once per step and kept (KEPT numbers in all: 512 KiB) instead of being re-derived
+        # from their key at each use; larger ones are regenerated at each use, never stored.
+        self._kept, budget = {}, KEPT
+        for k, size in enumerate(self.sizes):
+            if size <= budget:
+                self._kept[k] = self._generator(k).standard_normal(size)
+                budget -= size
+        if direction == "sphere":
+            self.scale = self._sphere_scale()
+            for g in self._kept.values():
+                np.multiply(g, self.scale, out=g)  # u = g·s, the rounding of the regenerated blocks
 
     def _generator(self, k: int) -> np.random.Generator:
         if self.flat_key:
             return self.streams.generator(KEY, "direction", self.t)
         return self.streams.generator(KEY, "direction", self.t, k)
 
-    def chunks(self, k: int):
-        """Yield (start, u_chunk) for block k: u_k in float64 chunks, in order (u_chunk is reused: copy to keep)."""
+    def _raw_chunks(self, k: int):
+        """Yield (start, g_chunk): the unscaled draws of block k in chunks (the buffer is reused)."""
         rng, size = self._generator(k), self.sizes[k]
         buffer = np.empty(min(CHUNK, size))
         for start in range(0, size, CHUNK):
             piece = buffer[:min(CHUNK, size - start)]
             rng.standard_normal(out=piece)
+            yield start, piece
+
+    def chunks(self, k: int):
+        """Yield (start, u_chunk) for block k: u_k in float64 chunks, in order (u_chunk is reused: copy to keep)."""
+        if k in self._kept:
+            yield 0, self._kept[k]
+            return
+        for start, piece in self._raw_chunks(k):
             if self.scale != 1.0:
                 np.multiply(piece, self.scale, out=piece)
             yield start, piece
 
     def _sphere_scale(self) -> float:
         partials = []  # reference.algorithms.dpzero.blocked_squared_norm, one chunk at a time
-        for k, size in enumerate(self.sizes):
-            rng = self._generator(k)
-            buffer = np.empty(min(CHUNK, size))
-            for start in range(0, size, CHUNK):
-                piece = buffer[:min(CHUNK, size - start)]
-                rng.standard_normal(out=piece)
-                partials.append(float(np.add.reduce(piece * piece)))
+        for k in range(len(self.sizes)):
+            pieces = [(0, self._kept[k])] if k in self._kept else self._raw_chunks(k)
+            partials.extend(float(np.add.reduce(piece * piece)) for _, piece in pieces)
         squared = math.fsum(partials)
         if squared == 0.0:
             raise ValueError(f"the direction of step t={self.t} has norm 0 (probability below 2^-1000)")

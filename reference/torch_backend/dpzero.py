@@ -66,7 +66,7 @@ from ..algorithms.dpzero import (
     _secret_for,
 )
 from ..algorithms.dpzero_privacy import _check_batch_size, _check_sampling_probability
-from ..mechanisms import clipped_mean, gaussian_mechanism
+from ..mechanisms import gaussian_mechanism
 from ..rng import SEED_BOUND
 from ..validation import check_int, check_real
 from .directions import StepDirections
@@ -181,10 +181,11 @@ def _reparametrised(model, parameters):
     """Reparametrise every slot of every trainable tensor for the run; restore the very same Parameter objects
     on exit, whatever happens (``remove_parametrizations(..., leave_parametrized=False)``)."""
     state = {"coefficient": 0.0, "directions": None}
-    slots = []
+    slots, orders = [], {}
     try:
         for k, p in enumerate(parameters):
             for module, name in _uses(model, p):
+                orders.setdefault(id(module), (module, list(module._parameters)))
                 parametrize.register_parametrization(module, name, _Perturbation(state, k), unsafe=True)
                 slots.append((module, name))
         yield state
@@ -192,6 +193,13 @@ def _reparametrised(model, parameters):
         state["coefficient"] = 0.0
         for module, name in reversed(slots):
             parametrize.remove_parametrizations(module, name, leave_parametrized=False)
+        for module, order in orders.values():
+            # removal re-registers a parameter at the end of its module: put the original order back, so that
+            # named_parameters (hence the direction blocks of the next run) and state_dict keep their order
+            kept = {name: module._parameters.pop(name) for name in order}
+            rest = {name: module._parameters.pop(name) for name in list(module._parameters)}
+            module._parameters.update(kept)
+            module._parameters.update(rest)
 
 
 def _losses(per_example_loss, model, batch, size, where):
@@ -206,6 +214,26 @@ def _losses(per_example_loss, model, batch, size, where):
 def _select(tensors, as_tuple, index):
     picked = tuple(t[torch.from_numpy(index).to(t.device)] for t in tensors)
     return picked if as_tuple else picked[0]
+
+
+def _replace_nonfinite(a: np.ndarray, clip: float):
+    """NaN -> 0, ±inf -> ±C before clipping (the reference's ``_replace_scalar``, vectorised); (a, count)."""
+    bad = ~np.isfinite(a)
+    if not bad.any():
+        return a, 0
+    if math.isinf(clip) and np.isinf(a).any():
+        i = int(np.flatnonzero(np.isinf(a))[0])
+        _replace_scalar(float(a[i]), clip, False, i)  # raises the reference's error
+    a = np.where(np.isnan(a), 0.0, np.where(np.isinf(a), np.sign(a) * clip, a))
+    return a, int(bad.sum())
+
+
+def _clipped_mean(a: np.ndarray, clip: float, denominator: float) -> float:
+    """Σ_i clip_C(a_i) / denominator, summed left to right from 0 as ``reference.mechanisms.clipped_mean`` does
+    (``np.cumsum`` is sequential), so the value is the reference's bitwise."""
+    clipped = np.clip(a, -clip, clip)
+    total = float(np.cumsum(clipped)[-1]) if clipped.shape[0] else 0.0
+    return total / denominator
 
 
 def _flat(parameters) -> np.ndarray:
@@ -292,16 +320,12 @@ def dpzero(model, per_example_loss, data, *, steps, step_size, perturbation, cli
             counts.loss_evaluations += 2 * len(batch_index)
             if clip_target == "raw_difference":
                 with np.errstate(over="ignore"):
-                    a = np.array([2 * lam * a_i for a_i in a], dtype=np.float64)  # f+ − f−, as the reference
-            replaced = 0
-            for i, a_i in enumerate(a):  # NaN -> 0, ±inf -> ±C before clipping (reference module doc)
-                a[i], bad = _replace_scalar(float(a_i), clip, False, i)
-                replaced += bad
+                    a = (2 * lam) * a  # f+ − f−, as the reference forms it
+            a, replaced = _replace_nonfinite(a, clip)
             counts.nonfinite_counts.append(replaced)
             counts.clip_counts.append(int(np.sum(np.abs(a) > clip)))
             counts.batch_sizes.append(len(batch_index))
-            m = clipped_mean(a, clip, normalizer=setup.normalizer) if batching != "full" else \
-                clipped_mean(a, clip)                                                                 # line 5: mean
+            m = _clipped_mean(a, clip, n if batching == "full" else setup.normalizer)                # line 5: mean
             s_hat = gaussian_mechanism(m, plan.noise_std, noise_rng) if private else m               # line 5: + z_t
             if clip_target == "raw_difference":
                 s_hat = s_hat / (2 * lam)
