@@ -17,6 +17,27 @@ from proofs_checks.subjects import fast_subject, reference_subject
 
 CLAIMS = load_claims()
 SUBJECTS = {"reference": reference_subject(), "fast": fast_subject()}
+try:  # the torch backend (optional extra "torch"): every claim and mutant that applies to it runs on it too
+    import torch  # noqa: F401
+except ImportError:
+    TORCH_SUBJECT = None
+else:
+    from proofs_checks.subjects import resolve_subject
+    TORCH_SUBJECT = SUBJECTS["torch"] = resolve_subject("reference.torch_backend.vector:SUBJECT")
+#: Protocols only the torch backend implements (a claim on them applies to neither reference nor fast).
+TORCH_PROTOCOLS = {"dpzero_module"}
+#: Claim kinds run here on the torch subject. Its Monte Carlo claims (the same code path as dpzero.backend.dpzero,
+#: one torch run per replicate: minutes) run with ``dpref claims run --paper dpzero --subject
+#: reference.torch_backend.vector:SUBJECT`` (docs/papers/dpzero.md), not in CI.
+TORCH_KINDS = {"backend", "privacy"}
+
+
+def _skip_reason(claim, subject_name):
+    if not claim.applies_to(SUBJECTS[subject_name]):
+        return f"{claim.id} does not apply to {subject_name}"
+    if subject_name == "torch" and claim.kind not in TORCH_KINDS:
+        return f"{claim.id} ({claim.kind}) runs on torch outside CI"
+    return None
 FULL_BUDGET_MUTANTS = {entry for module in claim_modules()
                        for entry in getattr(importlib.import_module(module), "FULL_BUDGET_MUTANTS", ())}
 
@@ -31,8 +52,8 @@ def _expected(claim, subject):
 @pytest.mark.parametrize("claim", CLAIMS, ids=[c.id for c in CLAIMS])
 def test_claim_holds(claim, subject_name):
     subject = SUBJECTS[subject_name]
-    if not claim.applies_to(subject):
-        pytest.skip(f"{claim.id} does not apply to {subject_name}")
+    if reason := _skip_reason(claim, subject_name):
+        pytest.skip(reason)
     row = run_claim(claim, subject, "quick")
     assert row["verdict"] == _expected(claim, subject), row["detail"]
     if row["p_value"] is not None:
@@ -47,8 +68,8 @@ FULL_CASES = [(c, m) for c in CLAIMS for m in c.mutants if f"{c.id}:{m.name}" in
 @pytest.mark.parametrize("claim, mutant", MUTANT_CASES, ids=[f"{c.id}-{m.name}" for c, m in MUTANT_CASES])
 def test_mutant_rejected(claim, mutant, subject_name):
     subject = SUBJECTS[subject_name]
-    if not claim.applies_to(subject):
-        pytest.skip(f"{claim.id} does not apply to {subject_name}")
+    if reason := _skip_reason(claim, subject_name):
+        pytest.skip(reason)
     row = run_claim(claim, mutant.apply(subject), "quick")
     assert row["verdict"] == FAIL, f"mutant {mutant.name} not rejected: {row['verdict']} {row['detail']}"
 
@@ -65,7 +86,9 @@ def test_some_claim_is_an_erratum():
 def test_every_claim_applies_to_reference_or_is_a_backend_claim():
     for claim in CLAIMS:
         assert claim.applies_to(SUBJECTS["reference"]) or claim.kind == "backend", claim.id
-        assert claim.applies_to(SUBJECTS["fast"]), claim.id
+        assert claim.applies_to(SUBJECTS["fast"]) or set(claim.requires) <= TORCH_PROTOCOLS, claim.id
+        if TORCH_SUBJECT is not None and set(claim.requires) <= TORCH_PROTOCOLS:
+            assert claim.applies_to(TORCH_SUBJECT), claim.id
 
 
 def test_full_budget_mutants_name_real_mutants():

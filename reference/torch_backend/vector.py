@@ -101,7 +101,9 @@ def mezo(loss, data, x0, *, steps, step_size, perturbation, seed, clip_threshold
                   sampling_probability=sampling_probability, direction_blocks=direction_blocks)
 
 
-#: The protocols of a torch run, as a claim subject: ``--subject reference.torch_backend.vector:SUBJECT``. The
+#: The protocols of a torch run, as a claim subject: ``--subject reference.torch_backend.vector:SUBJECT`` (with
+#: ``dpzero_module``, the backend itself on torch models). The
 #: backend draws u_t with the reference's ``direction_for_step`` and plans with its ``privacy_plan``, so those two
 #: are the reference's own (claims that call only them test the reference, not torch).
-SUBJECT = {"dpzero": dpzero, "mezo": mezo, "direction_for_step": direction_for_step, "privacy_plan": privacy_plan}
+SUBJECT = {"dpzero": dpzero, "mezo": mezo, "dpzero_module": torch_dpzero.dpzero,
+           "direction_for_step": direction_for_step, "privacy_plan": privacy_plan}

@@ -44,6 +44,18 @@ PROTOCOLS: dict[str, tuple[str, str]] = {
         "batching='full', batch_size=None, record_trajectory=False, trace=None, sampling_probability=None) -> DPResult",
         "MeZO / ZO-SGD: Alg 2 with no noise (non-private; batches from the public seed)",
     ),
+    "dpzero_module": (
+        "dpzero_module(model, per_example_loss, data, *, steps, step_size, perturbation, clip_threshold, "
+        "epsilon=None, delta=None, seed, noise_seed=None, direction='sphere', clip_target='normalized', "
+        "batching='full', batch_size=None, accountant=None, noise='gaussian', sampling_probability=None, "
+        "output='final', record_trajectory=False, trace=None, flat_key=False, progress=None) -> TorchDPResult",
+        "dpzero Alg 2 on the trainable tensors of a torch.nn.Module (reference.torch_backend.dpzero.dpzero): "
+        "per_example_loss(model, batch) -> (b,) tensor; u_t block k from key ('dpzero','direction',t,k) under the "
+        "public seed (= direction_for_step(..., blocks=tensor numels)); plan, secret streams, batches, tau, ledger "
+        "as the reference's dpzero; theta never written during the two evaluations; update theta_k -= (alpha s_t u_k) "
+        "rounded to the dtype; result.trajectory (T+1, d) float64 when record_trajectory, result.model holds theta_T "
+        "('final') or theta_tau ('uniform'), result.sizes / result.dtype",
+    ),
     "privacy_plan": (
         "privacy_plan(*, clip_threshold, n, steps, epsilon, delta, batching='full', batch_size=None, "
         "accountant=None, sampling_probability=None) -> PrivacyPlan",
