@@ -115,6 +115,12 @@ CATALOGUE: tuple[Entry, ...] = (
           "publication), d=10, n=2048 (R=3, b=446), canary first in B_0^0, s_0=0.0846492, pair ε=0.0557584, a "
           "fresh public seed per trial; ledger ε=0.184017 (pure:kov_exact), worst batch ('B', 2, 1); score: the"
           " training split's best feature"),
+    Entry("opacus-dpsgd", "scenario", "epsilon_delta", 2.5338996043771402, None, 2.5237220291011577,
+          "Opacus DP-SGD, T=4, n=2, Poisson q=0.5 (make_private, poisson_sampling=True), σ=2, C=1, every update; "
+          "claimed by Opacus PRV (RDP ε=2.81313, PRV ε=2.5339)"),
+    Entry("opacus-dpsgd-final-model", "scenario", "epsilon_delta", 2.5338996043771402, None, 2.5237220291011577,
+          "Opacus DP-SGD, T=4, n=2, Poisson q=0.5 (make_private, poisson_sampling=True), σ=2, C=1, final model only; "
+          "claimed by Opacus PRV (RDP ε=2.81313, PRV ε=2.5339)"),
     Entry("noise_halved", "planted bug", "epsilon_delta", 1.0, None, 2.1546766576676992,
           "clipped mean, n=100, C=1, σ=0.0373063, μ=0.536102"),
     Entry("sensitivity_c_over_n", "planted bug", "epsilon_delta", 1.0, None, 2.1546766576676992,
@@ -188,4 +194,7 @@ CATALOGUE: tuple[Entry, ...] = (
           " = seed + 1)), d=10, n=2048 (R=3, b=446), canary first in B_0^0, σ_00=0.0865732, pair μ=0.13452, a "
           "fresh public seed per trial; ledger μ=0.19024 (ε=0.790446), worst batch ('B', 1, 1); score: the "
           "training split's best feature"),
+    Entry("opacus-fixed-order-loader", "planted bug", "epsilon_delta", 0.7281339329831141, None, 4.377178095681225,
+          "Opacus DP-SGD, T=100, n=100, fixed-order batches b=1 (poisson_sampling=False, canary in batch 1), true "
+          "μ=1, σ=1, C=1, every update; claimed by Opacus PRV (RDP ε=1.21415, PRV ε=0.728134)"),
 )

@@ -75,6 +75,10 @@ The bugs:
    secret seed computed from the public seed (noise_seed = seed + 1; the runner accepts it: it differs from the public
    and the data seed); claimed μ-GDP at the ledger's μ = 0.1902 (route gdp_exact, ε = 0.79 at δ = 1e-6), caught at 50
    publications per data set by the noise regenerated from the seed offsets. Twin: the default pipeline.
+23. ``opacus-fixed-order-loader`` (``empirical_dp.opacus_dpsgd``): Opacus DP-SGD with ``poisson_sampling=False`` on
+   a fixed-order loader (one record per batch of n = 100, one epoch, σ = 1), claimed by Opacus's own accountant as
+   Poisson q = 0.01 (ε = 0.728 at δ = 1e-5); the canary's batch is public, so the run is exactly 1-GDP (tight ε
+   4.38). Twin: the same loader through ``make_private(poisson_sampling=True)``. Needs opacus and torch.
 
 Randomness: each scenario's ``sample(rng, trials, which)`` draws from the generator it is given, in the order
 stated in its docstring.
@@ -805,3 +809,25 @@ PLANTED.update({name: (lambda name=name: _bgm21_published_planted(name), _publis
 TWINS.update({name: (lambda name=name: _bgm21_published_twin(name), _published_attack,
                      BGM21_PUBLISHED_BUDGET) for name in BGM21_PUBLISHED_PLANTED})
 __all__ += ["BGM21_PUBLISHED_BUDGET", "BGM21_PUBLISHED_PLANTED"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bug 23: Opacus DP-SGD on a fixed-order loader accounted as Poisson (``empirical_dp.opacus_dpsgd``; docs/audits.md,
+# Opacus DP-SGD)
+#
+# ``make_private(..., poisson_sampling=False)`` on ``DataLoader(shuffle=False)`` (b = 1 of n = 100 per trial, one
+# epoch, σ = 1), claimed by Opacus's PRV accountant as Poisson q = 1/len(loader) = 0.01 over 100 steps (ε = 0.728 at
+# δ = 1e-5); the canary's batch is public, so the run is exactly 1-GDP (tight ε 4.38). Only the (ε, δ) claim can be
+# refuted, so Clopper–Pearson decides; budget ``opacus_dpsgd.FIXED_ORDER_BUDGET``. Twin: the same loader through
+# ``make_private(poisson_sampling=True)``. Building either needs opacus and torch (extra "compare").
+
+
+# opacus_dpsgd imports torch and opacus only inside its functions, so importing it here stays cheap.
+from .opacus_dpsgd import FIXED_ORDER_BUDGET as OPACUS_FIXED_ORDER_BUDGET  # noqa: E402
+from .opacus_dpsgd import opacus_fixed_order_scenario, opacus_fixed_order_twin_scenario  # noqa: E402
+
+PLANTED["opacus-fixed-order-loader"] = (opacus_fixed_order_scenario, _likelihood_ratio_attack,
+                                        OPACUS_FIXED_ORDER_BUDGET)
+TWINS["opacus-fixed-order-loader"] = (opacus_fixed_order_twin_scenario, _likelihood_ratio_attack,
+                                      OPACUS_FIXED_ORDER_BUDGET)
+__all__ += ["OPACUS_FIXED_ORDER_BUDGET"]

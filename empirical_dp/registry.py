@@ -20,6 +20,7 @@ are ``Deferred``: built on first access, because ``dpzero-full-run-poisson`` cal
 from __future__ import annotations
 
 import functools
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,6 +29,7 @@ from .bgm21_published import BGM21_PUBLISHED_BUILTINS
 from .dpzero_scenarios import DPZERO_BUILTINS
 from .nsnc_improved import NSNC_IMPROVED_BUILTINS
 from .nsnc_improved_published import NSNC_IMPROVED_PUBLISHED_BUILTINS
+from .opacus_dpsgd import OPACUS_BUILTINS
 from .published import PUBLISHED_BUILTINS
 from .scenarios import (
     GAUSSIAN_BUILTIN_MU,
@@ -56,6 +58,9 @@ __all__ = [
     "BGM21_BUILTIN_NAMES",
     "BGM21_PUBLISHED_BUILTIN_NAMES",
     "SCENARIOS",
+    "OPACUS_BUILTIN_NAMES",
+    "REQUIRES",
+    "missing_packages",
 ]
 
 
@@ -128,6 +133,24 @@ BGM21_BUILTIN_NAMES = ("bgm21-report-noisy-min", "bgm21-poly-sfw-round", "bgm21-
 #: to check the pair's model).
 BGM21_PUBLISHED_BUILTIN_NAMES = ("bgm21_nsfw-published", "bgm21_polysfw-published")
 
+#: Built-ins that train with Opacus DP-SGD itself (``empirical_dp.opacus_dpsgd.OPACUS_BUILTINS``), built on first use
+#: (each build makes two one-trial Opacus runs to read the RDP and PRV accountants' ε); building one without opacus
+#: and torch (extra "compare") raises a one-line ValueError.
+OPACUS_BUILTIN_NAMES = ("opacus-dpsgd", "opacus-dpsgd-final-model")
+
+
+#: Optional packages a built-in scenario or planted bug needs (extras "compare" and "torch"); ``dpref check`` leaves
+#: out a target whose packages are not installed (``missing_packages``).
+REQUIRES: dict[str, tuple[str, ...]] = {
+    **{name: ("opacus", "torch") for name in OPACUS_BUILTIN_NAMES},
+    "opacus-fixed-order-loader": ("opacus", "torch"),
+}
+
+
+def missing_packages(name: str) -> tuple[str, ...]:
+    """The optional packages target ``name`` needs that are not installed (none for most targets)."""
+    return tuple(package for package in REQUIRES.get(name, ()) if importlib.util.find_spec(package) is None)
+
 
 def _dpzero_builtin(name: str) -> Scenario:
     return DPZERO_BUILTINS[name]()
@@ -169,6 +192,10 @@ def _bgm21_published_builtin(name: str) -> Scenario:
     return BGM21_PUBLISHED_BUILTINS[name]().scenario
 
 
+def _opacus_builtin(name: str) -> Scenario:
+    return OPACUS_BUILTINS[name]()
+
+
 def _builtins() -> dict[str, Scenario]:
     registry = ScenarioRegistry({
         "gaussian": gaussian_scenario(1.0, 1.0 / GAUSSIAN_BUILTIN_MU, 1, 1e-5, name="gaussian"),
@@ -192,6 +219,7 @@ def _builtins() -> dict[str, Scenario]:
     registry.update({name: Deferred(functools.partial(_bgm21_builtin, name)) for name in BGM21_BUILTIN_NAMES})
     registry.update({name: Deferred(functools.partial(_bgm21_published_builtin, name))
                      for name in BGM21_PUBLISHED_BUILTIN_NAMES})
+    registry.update({name: Deferred(functools.partial(_opacus_builtin, name)) for name in OPACUS_BUILTIN_NAMES})
     return registry
 
 
