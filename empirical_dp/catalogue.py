@@ -121,6 +121,14 @@ CATALOGUE: tuple[Entry, ...] = (
     Entry("opacus-dpsgd-final-model", "scenario", "epsilon_delta", 2.5338996043771402, None, 2.5237220291011577,
           "Opacus DP-SGD, T=4, n=2, Poisson q=0.5 (make_private, poisson_sampling=True), σ=2, C=1, final model only; "
           "claimed by Opacus PRV (RDP ε=2.81313, PRV ε=2.5339)"),
+    Entry("dpzero-torch-full-run", "scenario", "gdp", 2.0, 0.5015516891696564, 1.9999999999999991,
+          "DPZero on torch (releases), 10 steps, full batch, n=100, d=2, C=1, σ=0.1261 (gdp_exact), μ=0.501552"),
+    Entry("dpzero-torch-final-model", "scenario", "gdp", 2.0, 0.5015516891696564, 1.7872006472162656,
+          "DPZero on torch (final model only), 10 steps, full batch, n=100, d=2, C=1, σ=0.1261 (gdp_exact), "
+          "μ=0.501552; final model exactly μ=0.453408-GDP (ε=1.787)"),
+    Entry("dpzero_torch-published", "scenario", "epsilon_delta", 1.0, None, None,
+          "DPZero on torch, whole publication (default arguments: fresh OS entropy, default accountant), T=50, "
+          "full batch, n=50, d=2; score: the training split's best feature"),
     Entry("noise_halved", "planted bug", "epsilon_delta", 1.0, None, 2.1546766576676992,
           "clipped mean, n=100, C=1, σ=0.0373063, μ=0.536102"),
     Entry("sensitivity_c_over_n", "planted bug", "epsilon_delta", 1.0, None, 2.1546766576676992,
@@ -197,4 +205,10 @@ CATALOGUE: tuple[Entry, ...] = (
     Entry("opacus-fixed-order-loader", "planted bug", "epsilon_delta", 0.7281339329831141, None, 4.377178095681225,
           "Opacus DP-SGD, T=100, n=100, fixed-order batches b=1 (poisson_sampling=False, canary in batch 1), true "
           "μ=1, σ=1, C=1, every update; claimed by Opacus PRV (RDP ε=1.21415, PRV ε=0.728134)"),
+    Entry("dpzero-torch-seed-leak", "planted bug", "gdp", 2.0, 0.5015516891696564, None,
+          "DPZero on torch (noise_seed = public seed + 1), 10 steps, full batch, n=100, d=2, C=1, σ=0.1261 "
+          "(gdp_exact), μ=0.501552"),
+    Entry("dpzero_torch-published-seed-leak", "planted bug", "epsilon_delta", 1.0, None, None,
+          "DPZero on torch, whole publication (noise_seed = public seed + 1 (derivable from a public value)), "
+          "T=50, full batch, n=50, d=2; score: the training split's best feature"),
 )

@@ -79,6 +79,13 @@ The bugs:
    a fixed-order loader (one record per batch of n = 100, one epoch, σ = 1), claimed by Opacus's own accountant as
    Poisson q = 0.01 (ε = 0.728 at δ = 1e-5); the canary's batch is public, so the run is exactly 1-GDP (tight ε
    4.38). Twin: the same loader through ``make_private(poisson_sampling=True)``. Needs opacus and torch.
+24. ``dpzero-torch-seed-leak`` (``empirical_dp.dpzero_torch``): the torch DPZero backend (T = 10, n = 100, d = 2,
+   gdp_exact at ε = 2) with noise_seed = public seed + 1 (accepted: it differs from the public seed), against the
+   plan's μ = 0.5016; an attacker who regenerates the noise from the public seed's neighbours subtracts it. Twin:
+   the default secret seed, the same attacker. Needs torch.
+25. ``dpzero_torch-published-seed-leak`` (``empirical_dp.dpzero_torch``): the whole publication of a torch
+   DPZero run (``reference.torch_backend.publish``) with noise_seed = public seed + 1; caught by the noise
+   regenerated from the seed offsets. Twin: the default run. Needs torch.
 
 Randomness: each scenario's ``sample(rng, trials, which)`` draws from the generator it is given, in the order
 stated in its docstring.
@@ -831,3 +838,24 @@ PLANTED["opacus-fixed-order-loader"] = (opacus_fixed_order_scenario, _likelihood
 TWINS["opacus-fixed-order-loader"] = (opacus_fixed_order_twin_scenario, _likelihood_ratio_attack,
                                       OPACUS_FIXED_ORDER_BUDGET)
 __all__ += ["OPACUS_FIXED_ORDER_BUDGET"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Bugs 24–25: the torch DPZero backend with noise_seed = public seed + 1 (``empirical_dp.dpzero_torch``)
+
+from .dpzero_torch import (DPZERO_TORCH_PUBLISHED_BUILTINS, dpzero_torch_full_run_scenario,  # noqa: E402
+                           dpzero_torch_seed_leak_scenario, seed_leak_attack, torch_published_scenario)
+
+#: FP = FN = 0 of the 190 counted trials gives μ_lb 2.85 > 0.5016 at confidence 1 − 1e-6.
+TORCH_SEED_LEAK_BUDGET = 200
+PLANTED["dpzero-torch-seed-leak"] = (dpzero_torch_seed_leak_scenario, lambda scenario: seed_leak_attack(),
+                                     TORCH_SEED_LEAK_BUDGET)
+TWINS["dpzero-torch-seed-leak"] = (lambda: dpzero_torch_full_run_scenario(name="dpzero-torch-seed-leak-twin"),
+                                   lambda scenario: seed_leak_attack(), TORCH_SEED_LEAK_BUDGET)
+PLANTED["dpzero_torch-published-seed-leak"] = (
+    lambda: DPZERO_TORCH_PUBLISHED_BUILTINS["dpzero_torch-published-seed-leak"]().scenario,
+    _published_attack, PUBLISHED_BUDGET)
+TWINS["dpzero_torch-published-seed-leak"] = (
+    lambda: torch_published_scenario("default", name="dpzero_torch-published-seed-leak-twin").scenario,
+    _published_attack, PUBLISHED_BUDGET)
+__all__ += ["TORCH_SEED_LEAK_BUDGET"]

@@ -29,6 +29,7 @@ from .bgm21_published import BGM21_PUBLISHED_BUILTINS
 from .dpzero_scenarios import DPZERO_BUILTINS
 from .nsnc_improved import NSNC_IMPROVED_BUILTINS
 from .nsnc_improved_published import NSNC_IMPROVED_PUBLISHED_BUILTINS
+from .dpzero_torch import DPZERO_TORCH_BUILTINS, DPZERO_TORCH_PUBLISHED_BUILTINS
 from .opacus_dpsgd import OPACUS_BUILTINS
 from .published import PUBLISHED_BUILTINS
 from .scenarios import (
@@ -59,6 +60,8 @@ __all__ = [
     "BGM21_PUBLISHED_BUILTIN_NAMES",
     "SCENARIOS",
     "OPACUS_BUILTIN_NAMES",
+    "DPZERO_TORCH_BUILTIN_NAMES",
+    "DPZERO_TORCH_PUBLISHED_BUILTIN_NAMES",
     "REQUIRES",
     "missing_packages",
 ]
@@ -138,12 +141,21 @@ BGM21_PUBLISHED_BUILTIN_NAMES = ("bgm21_nsfw-published", "bgm21_polysfw-publishe
 #: and torch (extra "compare") raises a one-line ValueError.
 OPACUS_BUILTIN_NAMES = ("opacus-dpsgd", "opacus-dpsgd-final-model")
 
+#: Built-ins that run the torch DPZero backend (``empirical_dp.dpzero_torch``), built on first use (building needs no
+#: torch; drawing a trial without it raises a one-line ValueError).
+DPZERO_TORCH_BUILTIN_NAMES = ("dpzero-torch-full-run", "dpzero-torch-final-model")
+#: Built-ins that audit everything a default torch DPZero run publishes (``empirical_dp.dpzero_torch``).
+DPZERO_TORCH_PUBLISHED_BUILTIN_NAMES = ("dpzero_torch-published",)
+
 
 #: Optional packages a built-in scenario or planted bug needs (extras "compare" and "torch"); ``dpref check`` leaves
 #: out a target whose packages are not installed (``missing_packages``).
 REQUIRES: dict[str, tuple[str, ...]] = {
     **{name: ("opacus", "torch") for name in OPACUS_BUILTIN_NAMES},
     "opacus-fixed-order-loader": ("opacus", "torch"),
+    **{name: ("torch",) for name in DPZERO_TORCH_BUILTIN_NAMES + DPZERO_TORCH_PUBLISHED_BUILTIN_NAMES},
+    "dpzero-torch-seed-leak": ("torch",),
+    "dpzero_torch-published-seed-leak": ("torch",),
 }
 
 
@@ -196,6 +208,14 @@ def _opacus_builtin(name: str) -> Scenario:
     return OPACUS_BUILTINS[name]()
 
 
+def _dpzero_torch_builtin(name: str) -> Scenario:
+    return DPZERO_TORCH_BUILTINS[name]()
+
+
+def _dpzero_torch_published_builtin(name: str) -> Scenario:
+    return DPZERO_TORCH_PUBLISHED_BUILTINS[name]().scenario
+
+
 def _builtins() -> dict[str, Scenario]:
     registry = ScenarioRegistry({
         "gaussian": gaussian_scenario(1.0, 1.0 / GAUSSIAN_BUILTIN_MU, 1, 1e-5, name="gaussian"),
@@ -220,6 +240,10 @@ def _builtins() -> dict[str, Scenario]:
     registry.update({name: Deferred(functools.partial(_bgm21_published_builtin, name))
                      for name in BGM21_PUBLISHED_BUILTIN_NAMES})
     registry.update({name: Deferred(functools.partial(_opacus_builtin, name)) for name in OPACUS_BUILTIN_NAMES})
+    registry.update({name: Deferred(functools.partial(_dpzero_torch_builtin, name))
+                     for name in DPZERO_TORCH_BUILTIN_NAMES})
+    registry.update({name: Deferred(functools.partial(_dpzero_torch_published_builtin, name))
+                     for name in DPZERO_TORCH_PUBLISHED_BUILTIN_NAMES})
     return registry
 
 
