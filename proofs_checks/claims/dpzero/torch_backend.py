@@ -61,7 +61,6 @@ import numpy as np
 
 from proofs_checks.authoring import (
     Claim,
-    FAIL,
     UNIT_ROUNDOFF,
     WorstGap,
     deterministic,
