@@ -16,10 +16,11 @@ $(VENV)/.installed-base: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
-# torch first, pinned, so that opacus (in the compare extra) finds the CPU build and does not pull a CUDA one.
+# torch first, pinned, so that opacus (in the compare extra) and the torch backend (extra torch) find the CPU build
+# and do not pull a CUDA one.
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[test,compare]'
+	$(BIN)/python -m pip install --quiet -e '.[test,compare,torch]'
 	touch $@
 
 demo: $(VENV)/.installed-base

@@ -385,7 +385,9 @@ def _draw_seed(rng: np.random.Generator) -> int:
 
 
 def _noise_stream(setup: PublishedSetup, seed: int) -> np.ndarray:
-    """z_0..z_{T−1} of key ("dpzero", "noise") under ``seed`` (what Alg 2 draws from a secret seed), memoised."""
+    """z_0..z_{T−1} of key ("dpzero", "noise") under ``seed`` (what Alg 2 draws from a secret seed), memoised in
+    ``setup._cache``. Reads only ``setup.steps`` and ``setup._cache`` (the torch publication's setup,
+    ``empirical_dp.dpzero_torch``, has both)."""
     key = ("z", int(seed))
     cache = setup._cache
     if key not in cache:

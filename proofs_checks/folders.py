@@ -56,6 +56,15 @@ def declared_protocols(package: str = CLAIMS_PACKAGE) -> dict[str, tuple[str, st
     return protocols
 
 
+def declared_optional_protocols(package: str = CLAIMS_PACKAGE) -> dict[str, str]:
+    """Every folder's ``OPTIONAL_PROTOCOLS``: protocol -> the module that implements it behind an optional extra
+    (neither the reference nor the fast subject has it; e.g. dpzero's ``dpzero_module``, the torch backend)."""
+    optional: dict[str, str] = {}
+    for _, module in _folder_packages(package):
+        optional.update(getattr(module, "OPTIONAL_PROTOCOLS", {}))
+    return optional
+
+
 def declared_modules(kind: str, package: str = CLAIMS_PACKAGE) -> tuple[str, ...]:
     """Every folder's ``REFERENCE_MODULES`` (kind ``"reference"``) or ``FAST_MODULES`` (kind ``"fast"``)."""
     if kind not in ("reference", "fast"):

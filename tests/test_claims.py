@@ -11,6 +11,7 @@ import importlib
 import pytest
 
 from proofs_checks.claim import BORROWED, ERRATUM, FAIL, PASS
+from proofs_checks.folders import declared_optional_protocols
 from proofs_checks.registry import claim_modules, load_claims
 from proofs_checks.runner import run_claim
 from proofs_checks.subjects import fast_subject, reference_subject
@@ -24,8 +25,8 @@ except ImportError:
 else:
     from proofs_checks.subjects import resolve_subject
     TORCH_SUBJECT = SUBJECTS["torch"] = resolve_subject("reference.torch_backend.vector:SUBJECT")
-#: Protocols only the torch backend implements (a claim on them applies to neither reference nor fast).
-TORCH_PROTOCOLS = {"dpzero_module"}
+#: Protocols only an optional backend implements (a claim on them applies to neither reference nor fast).
+TORCH_PROTOCOLS = set(declared_optional_protocols())
 #: Claim kinds run here on the torch subject. Its Monte Carlo claims (the same code path as dpzero.backend.dpzero,
 #: one torch run per replicate: minutes) run with ``dpref claims run --paper dpzero --subject
 #: reference.torch_backend.vector:SUBJECT`` (docs/papers/dpzero.md), not in CI.

@@ -92,8 +92,31 @@ def test_check_exits_nonzero_on_a_violation(capsys, monkeypatch):
                     check=lambda subject, ctx: Evidence(FAIL, detail="planted"),
                     mutants=(Mutant("noop", "-", lambda s: s),))
     monkeypatch.setattr(cli, "load_claims", lambda: [planted])
+    # the claims decide this exit; the quick audits (minutes) are exercised by tests/test_audit_cli.py
+    monkeypatch.setattr(cli, "_check_audits", lambda *args, **kwargs: 0)
     code, _, err = run(capsys, "check", "--no-progress")
     assert code == 1 and "planted" in err
+
+
+def test_check_exits_nonzero_on_an_unexpected_audit_verdict(capsys, monkeypatch):
+    """``dpref check``'s audit part on stand-in records (the real quick audits run in tests/test_audit_cli.py):
+    a planted bug reported consistent fails the check and is named."""
+    from dpref import audit
+
+    def record(name, kind, verdict, expected):
+        row = {column: None for column in audit.QUICK_COLUMNS}
+        row.update(name=name, kind=kind, verdict=verdict, expected=expected, ok=verdict == expected,
+                   missed=kind == "planted" and verdict != expected, note="", trials=10, seconds=0.0)
+        return row
+
+    monkeypatch.setattr(audit, "quick_audits", lambda **kwargs: [
+        record("gaussian", "scenario", "consistent", "consistent"),
+        record("noise_halved", "planted", "consistent", "violation")])
+    assert cli._check_audits("table", None, "dpref check", 120, False) == 1
+    captured = capsys.readouterr()
+    assert "gaussian" in captured.out
+    assert "2 audits, 1 as expected" in captured.err
+    assert "audit noise_halved (planted): verdict consistent, expected violation" in captured.err
 
 
 def test_generated_docs_are_current():

@@ -47,6 +47,9 @@ CLAIM_TYPES = {
     "bgm21-noisy-sfw-printed-sigma-hat": "epsilon_delta",  # Theorem 10 with the printed sigma_hat: "(epsilon, delta)-DP"
     "bgm21_nsfw-published-public-seed-noise": "gdp",  # the Algorithm 6 ledger's gdp_exact mu (its worst batch)
     **{name: "epsilon_delta" for name in PUBLISHED_PLANTED},
+    "opacus-fixed-order-loader": "epsilon_delta",  # Opacus's own PRV accountant states (epsilon, delta)
+    "dpzero-torch-seed-leak": "gdp",  # the gdp_exact plan of dpzero-torch-full-run
+    "dpzero_torch-published-seed-leak": "epsilon_delta",  # a default torch run: Lemma 2.2's (epsilon, delta)
 }
 
 
@@ -106,7 +109,8 @@ def test_registries_have_the_same_names_and_budgets():
          "zo_o2nc-published-public-seed-noise", "zo_o2nc-published-training-diagnostics",
          "nsnc_improved-fo-reset-halved", "nsnc_improved-published-nonprivate", "spider-sosp-printed-noise",
          "spider_sosp-published-nonprivate", "bgm21-noisy-sfw-printed-sigma-hat",
-         "bgm21_nsfw-published-public-seed-noise", *PUBLISHED_PLANTED])
+         "bgm21_nsfw-published-public-seed-noise", "opacus-fixed-order-loader", "dpzero-torch-seed-leak",
+         "dpzero_torch-published-seed-leak", *PUBLISHED_PLANTED])
     for name, (scenario_factory, attack_factory, budget) in PLANTED.items():
         scenario = scenario_factory()
         assert isinstance(scenario, Scenario) and scenario.name == name

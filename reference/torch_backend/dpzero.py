@@ -20,9 +20,9 @@ the losses come from torch (``tests/test_torch_backend.py`` and the backend clai
 
 What differs from the public research code (dpzero §5, App. B; errata dpzero.E7, dpzero.E13, dpzero.E14):
 
-* the noise has its own secret stream, never the direction seed (E13), and ONE scalar per step (E14);
+* the noise has its own secret stream, never the direction seed (dpzero.E13), and ONE scalar per step (dpzero.E14);
 * the batch sampler and the accountant match: Poisson batches are Poisson-sampled and accounted as such; shuffled
-  batches are accounted by their participation count, with no amplification claimed (E7);
+  batches are accounted by their participation count, with no amplification claimed (dpzero.E7);
 * the parameters are never perturbed in place. Each trainable tensor is reparametrised
   (``torch.nn.utils.parametrize``) as θ_k + c·u_k with c ∈ {+λ, −λ} computed when the forward pass reads it,
   so θ is never written during the two evaluations and its restoration is exact in every dtype (the public code's

@@ -1,11 +1,15 @@
 """Claims of DPZero (Zhang, Li, Thekumparampil, Oh, He; ICML 2024, arXiv:2310.09639).
 
 ``PROTOCOLS``, ``REFERENCE_MODULES`` and ``FAST_MODULES``: the protocols this paper's claims add, and where
-the reference and fast subjects find them (proofs_checks/folders.py).
+the reference and fast subjects find them (proofs_checks/folders.py); ``OPTIONAL_PROTOCOLS``: those only the torch
+backend implements.
 """
 
 REFERENCE_MODULES = ("reference.algorithms.dpzero", "reference.algorithms.dpzero_theory")
 FAST_MODULES = ("reference.fast.dpzero",)
+#: Protocols only an optional backend implements (not the reference, not fast): the torch backend, extra "torch";
+#: its subject is ``reference.torch_backend.vector:SUBJECT``.
+OPTIONAL_PROTOCOLS = {"dpzero_module": "reference.torch_backend.dpzero"}
 
 PROTOCOLS: dict[str, tuple[str, str]] = {
     "dpzero_lemma22_sigma": (
