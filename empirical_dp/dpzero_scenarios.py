@@ -128,13 +128,15 @@ class CanaryPair:
 
 
 def canary_pair(n, d, steps, clip_threshold, *, relation="replace_one", public_seed=0,
-                canary_scale=CANARY_SCALE) -> CanaryPair:
+                canary_scale=CANARY_SCALE, direction_blocks=None) -> CanaryPair:
     """The canary pair for ``steps`` DPZero steps with sphere directions of the public seed (module docstring).
 
     n: records (n ≥ 1; record 0 is the canary, the others are zero);
     d: dimension; steps: T; clip_threshold: C; relation: "replace_one" (full batch) or "add_remove" (Poisson);
-    public_seed: the seed of the directions; canary_scale: M/C. Raises ValueError (naming public_seed) if some
-    |⟨e_1, u_t⟩| is so small that M|⟨e_1, u_t⟩| < 1000·C (the clip would not bind with margin).
+    public_seed: the seed of the directions; canary_scale: M/C; direction_blocks: None, or the block sizes the run
+    draws its directions with (``direction_for_step(..., blocks=...)``: a torch model's tensor numels). Raises
+    ValueError (naming public_seed) if some |⟨e_1, u_t⟩| is so small that M|⟨e_1, u_t⟩| < 1000·C (the clip would
+    not bind with margin).
     """
     n = check_int("n", n, minimum=1)
     d = check_int("d", d, minimum=1)
@@ -144,7 +146,7 @@ def canary_pair(n, d, steps, clip_threshold, *, relation="replace_one", public_s
         raise ValueError(f"relation must be 'replace_one' or 'add_remove', got {relation!r}")
     public_seed = check_int("public_seed", public_seed, minimum=0)
     canary_scale = check_real("canary_scale", canary_scale, positive=True)
-    directions = np.array([direction_for_step(public_seed, t, d) for t in range(steps)])
+    directions = np.array([direction_for_step(public_seed, t, d, blocks=direction_blocks) for t in range(steps)])
     projections = directions[:, 0]  # ⟨e_1, u_t⟩
     large = canary_scale * clip_threshold
     if not np.all(large * np.abs(projections) >= _CLIP_MARGIN * clip_threshold):

@@ -23,9 +23,8 @@ perturbations, two batched forward passes, the reference's plan, secrets, clippi
 update) — on a float64 ``torch.nn.Module`` with one parameter x ∈ R^d (``linear_model``) and
 ``per_example_loss(model, rows) = rows @ x`` (``linear_per_example_loss``: f(x; ξ) = ⟨ξ, x⟩, whose central
 difference along u is ⟨ξ, u⟩ at every x). The directions are the backend's: u_t from the keys ("dpzero",
-"direction", t, k) of the model's tensors (``direction_for_step(..., blocks=sizes)``), not the unblocked key of
-``dpzero_scenarios.canary_pair``, so the pair is built here (``torch_canary_pair``) with the same records and
-the same clip-margin check.
+"direction", t, k) of the model's tensors (``direction_for_step(..., blocks=sizes)``), not the unblocked key, so
+the pair is ``dpzero_scenarios.canary_pair`` with those blocks (``torch_canary_pair``).
 
 Scenarios.
 a. ``dpzero-torch-full-run`` (white-box): the ``dpzero-full-run`` construction — the canary ∓M·e_1 in slot 0,
@@ -88,6 +87,7 @@ from .dpzero_scenarios import (
     CanaryPair,
     DPZeroAuditSetup,
     _full_batch_llr,
+    canary_pair,
     lemma22_epsilon,
     plan_claim,
 )
@@ -143,8 +143,6 @@ LEAKED_SEED_OFFSET = 1
 COMMAND = "reference.torch_backend.dpzero.dpzero (empirical_dp.dpzero_torch audit pipeline)"
 #: Errors a run may raise on data (published as error.txt); anything else is a broken pipeline.
 _ERRORS = (ValueError, ArithmeticError)
-#: The clip must bind with this factor to spare (as ``dpzero_scenarios``).
-_CLIP_MARGIN = 1e3
 
 
 def _backend():
@@ -191,37 +189,12 @@ def torch_directions(public_seed: int, steps: int, sizes) -> np.ndarray:
 
 def torch_canary_pair(n, d, steps, clip_threshold, *, relation="replace_one", public_seed=0,
                       canary_scale=CANARY_SCALE) -> CanaryPair:
-    """``dpzero_scenarios.canary_pair`` for the torch backend's directions of ``linear_model(d)`` (one tensor of
-    numel d): record 0 is −M·e_1 on D and +M·e_1 on D′ ("replace_one") or 0 on D and +M·e_1 on D′ ("add_remove":
-    the zero-record layout of ``empirical_dp.published``), the others 0, M = canary_scale·C. Raises ValueError
-    naming public_seed if M|⟨e_1, u_t⟩| < 1000·C at some step (the clip would not bind with margin)."""
-    n = check_int("n", n, minimum=1)
-    d = check_int("d", d, minimum=1)
-    steps = check_int("steps", steps, minimum=1)
-    clip_threshold = check_real("clip_threshold", clip_threshold, positive=True)
-    if relation not in ("replace_one", "add_remove"):
-        raise ValueError(f"relation must be 'replace_one' or 'add_remove', got {relation!r}")
-    public_seed = check_int("public_seed", public_seed, minimum=0)
-    canary_scale = check_real("canary_scale", canary_scale, positive=True)
-    directions = torch_directions(public_seed, steps, (d,))
-    projections = directions[:, 0]
-    large = canary_scale * clip_threshold
-    if not np.all(large * np.abs(projections) >= _CLIP_MARGIN * clip_threshold):
-        t = int(np.argmin(np.abs(projections)))
-        raise ValueError(f"public_seed {public_seed} gives |<e_1, u_{t}>| = {abs(projections[t]):.3g}, too small for "
-                         "the canary's difference to be clipped with margin; choose another public_seed or a larger "
-                         "canary_scale")
-    signs = np.sign(projections).astype(np.int64)
-    first, second = np.zeros((n, d)), np.zeros((n, d))
-    second[0, 0] = large
-    if relation == "replace_one":
-        first[0, 0] = -large
-        differences = np.array([-clip_threshold * signs, clip_threshold * signs], dtype=np.float64)
-    else:
-        differences = np.array([np.zeros(steps), clip_threshold * signs], dtype=np.float64)
-    for data in (first, second):
-        data.setflags(write=False)
-    return CanaryPair((first, second), relation, directions, signs, differences)
+    """``dpzero_scenarios.canary_pair`` on the torch backend's directions of ``linear_model(d)`` (one tensor of
+    numel d: the blocked key ("dpzero", "direction", t, 0)): record 0 is −M·e_1 on D and +M·e_1 on D′
+    ("replace_one") or 0 on D and +M·e_1 on D′ ("add_remove": the zero-record layout of ``empirical_dp.published``),
+    the others 0, M = canary_scale·C."""
+    return canary_pair(n, d, steps, clip_threshold, relation=relation, public_seed=public_seed,
+                       canary_scale=canary_scale, direction_blocks=(check_int("d", d, minimum=1),))
 
 
 # ---------------------------------------------------------------------------------------------------
