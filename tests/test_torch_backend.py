@@ -224,6 +224,16 @@ def test_refusals_name_the_parameter(overrides, error, message):
         _run(**overrides)
 
 
+def test_a_trajectory_too_large_is_refused_before_the_run(monkeypatch):
+    monkeypatch.setattr(tdp, "TRAJECTORY_LIMIT", 8 * 3 * 31)  # 3 steps of this 31-parameter model fit, 4 do not
+    model = TwoLayer()
+    before = [p.detach().clone() for p in model.parameters()]
+    with pytest.raises(ValueError, match="record_trajectory would hold"):
+        _run(model=model, steps=3, record_trajectory=True)
+    assert all(torch.equal(p, b) for p, b in zip(model.parameters(), before))  # nothing ran
+    _run(steps=2, record_trajectory=True)
+
+
 def test_mixed_dtypes_and_nonfinite_start_are_refused():
     model = TwoLayer()
     model.second.float()

@@ -71,12 +71,14 @@ from ..rng import SEED_BOUND
 from ..validation import check_int, check_real
 from .directions import StepDirections
 
-__all__ = ["DTYPES", "OUTPUTS", "TorchDPResult", "trainable_tensors", "dpzero", "mezo"]
+__all__ = ["DTYPES", "OUTPUTS", "TRAJECTORY_LIMIT", "TorchDPResult", "trainable_tensors", "dpzero", "mezo"]
 
 #: The parameter dtypes the backend runs in.
 DTYPES = (torch.float64, torch.float32, torch.bfloat16, torch.float16)
 #: "final": the model after T steps (the experiments, dpzero §5); "uniform": θ_τ, τ ~ Unif{0..T−1} (Alg 2 line 6).
 OUTPUTS = ("final", "uniform")
+#: Bytes ``record_trajectory`` may hold ((T+1)·d float64 values), checked before the run allocates anything.
+TRAJECTORY_LIMIT = 2 * 2**30
 
 
 @dataclasses.dataclass(frozen=True)
@@ -295,6 +297,10 @@ def dpzero(model, per_example_loss, data, *, steps, step_size, perturbation, cli
     plan = _plan_for(setup, noise, epsilon, delta, accountant, clip)
     noise_rng, sampling_rng = _noise_generators(setup)
     sizes = tuple(p.numel() for p in parameters)
+    if record_trajectory and (steps + 1) * sum(sizes) * 8 > TRAJECTORY_LIMIT:
+        raise ValueError(f"record_trajectory would hold (T+1)·d = {steps + 1}·{sum(sizes)} float64 values "
+                         f"({(steps + 1) * sum(sizes) * 8 / 2**30:.1f} GiB, limit {TRAJECTORY_LIMIT / 2**30:g} GiB): "
+                         "record a trace instead, or rebuild the iterates from the releases and the public directions")
     tau = _output_index(setup)
 
     releases, counts, snapshot = [], _Counts(), None
