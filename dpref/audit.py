@@ -95,7 +95,7 @@ QUICK_TRIALS_BY_SCENARIO = {"dpzero-full-run": 2_000, "dpzero-full-run-poisson":
                             # a whole default bgm21 run (n = 2048, 7 steps) written out per trial (~30 ms)
                             "bgm21_nsfw-published": 50, "bgm21_polysfw-published": 50,
                             # one Opacus run trains 256 trials (~27 000 trials/s on one core)
-                            "opacus-dpsgd": 5_000, "opacus-dpsgd-final-model": 5_000,
+                            "opacus-dpsgd": 1_024, "opacus-dpsgd-final-model": 1_024,
                             # one torch DPZero run per trial (T = 10, ~3.3 ms)
                             "dpzero-torch-full-run": 200, "dpzero-torch-final-model": 200,
                             "dpzero_torch-published": 50}
