@@ -3,6 +3,8 @@ per-tensor direction streams, tied weights, and clear refusals."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -74,7 +76,6 @@ def test_step_directions_are_the_reference_blocked_direction(direction, monkeypa
     else:  # the norm is summed in the chunks of the monkeypatched CHUNK: compare with that rule directly
         g = [Streams(5).generator("dpzero", "direction", 2, k).standard_normal(s) for k, s in enumerate(sizes)]
         partials = [float(np.add.reduce(b[i:i + 7] * b[i:i + 7])) for b in g for i in range(0, b.shape[0], 7)]
-        import math
         scale = math.sqrt(32) / math.sqrt(math.fsum(partials))
         assert np.array_equal(got, np.concatenate(g) * scale)
 

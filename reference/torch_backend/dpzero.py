@@ -15,8 +15,10 @@ validation of the switches, the privacy plan (``privacy_plan``, with its account
 exact Gaussian DP for the full batch, Poisson-subsampled RDP for Poisson batches, the participation count for
 shuffled batches), the secret seed (``reference.secrets``: fresh operating-system entropy unless given, never a
 public seed), the batch coins (``_batches`` on the secret stream ("dpzero", "sampling")), the output index τ,
-the clipped mean, the Gaussian mechanism, the ledger. So the releases ŝ_t follow the reference draw for draw; only
-the losses come from torch (``tests/test_torch_backend.py`` and the backend claims bound the difference).
+the Gaussian mechanism, the ledger; the clipped mean and the replacement of non-finite values are the reference's
+rules vectorised (the same left-to-right sum, so the same bits: ``_clipped_mean``). So the releases ŝ_t follow the
+reference draw for draw; only the losses come from torch (``tests/test_torch_backend.py`` and the backend claims
+bound the difference).
 
 What differs from the public research code (dpzero §5, App. B; errata dpzero.E7, dpzero.E13, dpzero.E14):
 
