@@ -75,6 +75,8 @@ from reference.precision import to_mp, working_precision
 from reference.rng import Streams
 from reference.secrets import SecretSeed, secret_seed
 
+from ._contract import contract_batches
+
 SAFETY = 2.0
 DPS = 40
 EPSILON, DELTA = 4.0, 1e-5
@@ -174,20 +176,8 @@ def _call(implementation, config: Config, objective, x0, kwargs):
 
 
 def _contract_batches(config: Config, noise_seed: int) -> list[np.ndarray]:
-    n, steps, batch = config.n, config.steps, config.batch_size
-    if config.batching == "full":
-        return [np.arange(n)] * steps
-    rng = Streams(noise_seed).generator("dpzero", "sampling")
-    if config.batching == "poisson":
-        q = batch / n if config.sampling_probability is None else config.sampling_probability
-        return [np.flatnonzero(rng.random(n) < q) for _ in range(steps)]
-    per_epoch, out = n // batch, []
-    for t in range(steps):
-        if t % per_epoch == 0:
-            permutation = rng.permutation(n)
-        k = t % per_epoch
-        out.append(np.sort(permutation[k * batch:(k + 1) * batch]))
-    return out
+    return contract_batches(noise_seed, n=config.n, steps=config.steps, batching=config.batching,
+                            batch_size=config.batch_size, sampling_probability=config.sampling_probability)
 
 
 def _contract_noise(config: Config, noise_seed: int) -> list:

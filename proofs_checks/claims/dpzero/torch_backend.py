@@ -74,6 +74,8 @@ from reference.precision import to_mp, working_precision
 from reference.rng import Streams
 from reference.secrets import secret_seed
 
+from ._contract import contract_batches
+
 SAFETY = 2.0
 DPS = 40
 EPSILON, DELTA = 4.0, 1e-5
@@ -312,18 +314,7 @@ def _run_reference(config: Config, problem: Problem):
 
 def _contract_batches(config: Config, noise_seed: int) -> list[np.ndarray]:
     batching, batch, _ = ACCOUNTANTS[config.batching]
-    if batching == "full":
-        return [np.arange(RECORDS)] * STEPS
-    rng = Streams(noise_seed).generator("dpzero", "sampling")
-    if batching == "poisson":
-        return [np.flatnonzero(rng.random(RECORDS) < batch / RECORDS) for _ in range(STEPS)]
-    per_epoch, out = RECORDS // batch, []
-    for t in range(STEPS):
-        if t % per_epoch == 0:
-            permutation = rng.permutation(RECORDS)
-        k = t % per_epoch
-        out.append(np.sort(permutation[k * batch:(k + 1) * batch]))
-    return out
+    return contract_batches(noise_seed, n=RECORDS, steps=STEPS, batching=batching, batch_size=batch)
 
 
 def _contract_noise(noise_seed: int) -> list[float]:
