@@ -5,7 +5,7 @@
                         [--soak N [--level L]] [--workers N] [--format F] [--report DIR [--overwrite]] [--quiet]
     dpref check         quick claims on reference and fast, and quick audits; exit 1 on any violation
                         [--workers N] [--format F] [--report DIR [--overwrite]] [--quiet]
-    dpref account epsilon|sigma ...   privacy accounting (see dpref/account.py)
+    dpref account epsilon|delta|sigma ...   privacy accounting (see dpref/account.py)
     dpref conform accountants ...     our accountant beside dp_accounting, Opacus, prv_accountant, autodp
     dpref audit list|run ...          empirical privacy audits (see dpref/audit.py)
     dpref run ALGORITHM ...           run an algorithm on a built-in problem; what it publishes out (reference/runner.py)

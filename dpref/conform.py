@@ -3,17 +3,21 @@
     dpref conform accountants [--format table|markdown|csv|json] [--report DIR [--overwrite]] [--libraries NAME ...]
                               [--grid default|small] [--workers N] [--wide] [--quiet | -q]
 
-One row per grid point (z, q, T, δ): our mpmath and float64 RDP ε, the exact ε where q = 1, each library's ε,
-relative difference and status, the RDP-curve agreement with dp_accounting, and the ``unsafe`` / ``loose`` flags with a
-verdict and explanation (``proofs_checks.adapters.conformance``). Libraries that are not installed are reported, not
-fatal.
+One row per grid point (z, q, T, δ): our mpmath and float64 RDP ε, our certified PLD interval [``dpref.pld lower``,
+``dpref.pld upper``] (it contains the exact ε), the exact ε where q = 1, each library's ε, relative difference, status
+and position against our interval (``<library> vs pld``: inside, above or below; prv_accountant's ``eps_lower`` and
+estimate too), the RDP-curve agreement with dp_accounting, and the ``unsafe`` / ``loose`` flags with a verdict and an
+explanation naming the bound that decided it (``proofs_checks.adapters.conformance``): below our lower bound is an
+unsafe underestimate, above our upper bound (PLD/PRV/GDP) merely loose. Libraries that are not installed are
+reported, not fatal.
 
-Output. The table (``reference.reporting.render``) fits 120 columns: z, q, T, δ, our mpmath ε, the exact ε, our
-float64 path's relative difference and the libraries flagged unsafe or loose; --wide adds every library's ε and relative
-difference and the RDP-curve agreement, in full. Markdown holds the wide columns, then the flagged points with their
-explanation. csv and json carry every column. A missing value — the exact ε where q < 1, a library that is not
-installed, not run at that point (the slow libraries run on a sub-grid) or failed — is ``n/a`` in tables, ``null`` in
-JSON and empty in CSV; numeric columns hold numbers only (JSON numbers; an infinite ε that a library returns is
+Output. The table (``reference.reporting.render``) fits 120 columns: z, q, T, δ, our mpmath RDP ε, our PLD interval,
+the exact ε, and the libraries flagged unsafe or loose; --wide adds our float64 path, every library's ε, relative
+difference and position against our interval, and the RDP-curve agreement, in full. Markdown holds the wide columns,
+then the flagged points with their explanation. csv and json carry every column. The summary on stderr counts, per
+library value, the points inside, above and below our interval and lists every point below it. A missing value — the
+exact ε where q < 1, a library that is not installed, not run at that point (the slow libraries run on a sub-grid) or
+failed — is ``n/a`` in tables, ``null`` in JSON and empty in CSV; numeric columns hold numbers only (JSON numbers; an infinite ε that a library returns is
 "inf", ``reference.reporting``'s spelling, as JSON has no number for it), and the text column ``<library> status`` says
 which: ``ok``, ``not installed``, ``not run`` or ``failed`` (the reason is in ``notes``). A summary goes to stderr.
 
@@ -27,7 +31,8 @@ Refusals are one line on stderr naming the option, exit status 2, checked before
 unwritable directory, or a non-empty one without --overwrite).
 
 Exit codes: 0 the table was produced (flags on other libraries are findings, reported in the table); 1 our own
-accountant is inconsistent — our RDP ε below the exact ε at some q = 1 point, or our RDP curve differing from
+accountant is inconsistent — our RDP ε below the exact ε at some q = 1 point or below our certified PLD lower bound,
+the exact ε outside our PLD interval, or our RDP curve differing from
 dp_accounting's ``RdpAccountant`` by more than 1e-6 relative at an integer order, where both are exact sums;
 2 bad usage.
 """
@@ -54,15 +59,35 @@ GRIDS = {"default": DEFAULT_GRID, "small": SMALL_GRID}
 RENAME = {"noise_multiplier": "z", "sampling_probability": "q", "steps": "T", "delta": "δ"}
 
 #: Columns of the terminal table (fits 120 columns); csv and json carry every column.
-COLUMNS = ["z", "q", "T", "δ", "ours_mpmath", "exact", "float64_rel", "unsafe", "loose"]
+COLUMNS = ["z", "q", "T", "δ", "ours_mpmath", "pld lower", "pld upper", "exact", "unsafe", "loose"]
+#: Shorter headers of our interval in the compact table (so that the flags keep some room in 120 columns).
+COMPACT_RENAME = {"dpref.pld lower": "pld lower", "dpref.pld upper": "pld upper"}
+
+
+#: Points listed per library in the stderr summary when its value falls on the wrong side of our interval.
+SHOWN = 5
+
+
+def _values(frame: pd.DataFrame) -> list[str]:
+    """The library values placed against our interval: each library, and prv_accountant's eps_lower and estimate."""
+    names = []
+    for lib in adapter_names():
+        if lib in frame.columns:
+            names.append(lib)
+            if lib == "prv_accountant":
+                names.extend(c for c in ("prv_accountant.lower", "prv_accountant.estimate") if c in frame.columns)
+    return names
 
 
 def wide_columns(frame: pd.DataFrame) -> list[str]:
-    """Columns of --wide tables and Markdown: the grid, ours, each library's ε and relative difference, the flags."""
-    libraries = [c for c in adapter_names() if c in frame.columns]
+    """Columns of --wide tables and Markdown: the grid, ours (RDP and the PLD interval), each library's ε, relative
+    difference and position against our interval, the flags."""
+    pld = [c for c in ("dpref.pld lower", "dpref.pld upper") if c in frame.columns]
+    values = [(v, f"{v} rel" if f"{v} rel" in frame.columns else None, f"{v} vs pld") for v in _values(frame)]
     extra = [c for c in ("rdp_rel_max",) if c in frame.columns]
-    return (["z", "q", "T", "δ", "ours_mpmath", "ours_float64", "float64_rel", "exact"]
-            + [c for lib in libraries for c in (lib, f"{lib} rel")] + extra + ["unsafe", "loose"])
+    return (["z", "q", "T", "δ", "ours_mpmath", "ours_float64", "float64_rel", "exact"] + pld
+            + [c for triple in values for c in triple if c is not None and c in frame.columns]
+            + extra + ["unsafe", "loose"])
 
 
 def max_workers() -> int:
@@ -81,7 +106,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                                       parser_class=OneLineParser)
     accountants = commands.add_parser(
         "accountants",
-        help="our RDP accountant vs dp_accounting, Opacus, prv_accountant and autodp, side by side",
+        help="our RDP accountant and certified PLD interval vs dp_accounting, Opacus, prv_accountant and autodp",
         description=__doc__.split("\n\n")[0],
     )
     accountants.add_argument("--format", default="table", choices=FORMATS)
@@ -144,7 +169,7 @@ def _table(frame: pd.DataFrame, fmt: str, wide: bool) -> str:
         return "\n".join(lines).rstrip("\n")
     if wide:
         return render(shown, "table", columns=wide_columns(shown), width=None)
-    return render(shown, "table", columns=COLUMNS, width=TABLE_WIDTH)
+    return render(shown.rename(columns=COMPACT_RENAME), "table", columns=COLUMNS, width=TABLE_WIDTH)
 
 
 def _summary(frame: pd.DataFrame) -> list[str]:
@@ -161,6 +186,34 @@ def _summary(frame: pd.DataFrame) -> list[str]:
             failed = int((frame[status] == "failed").sum())
             if failed:
                 lines.append(f"  {name}: failed at {failed} points (see notes)")
+    if "dpref.pld status" in frame:
+        ok = frame["dpref.pld status"] == "ok"
+        widest = frame.loc[ok, "dpref.pld width"].max() if ok.any() else float("nan")
+        lines.append(f"  dpref.pld (our certified interval): computed at {int(ok.sum())} of {len(frame)} points, "
+                     f"relative width at most {widest:.2e}")
+        if "ours vs pld" in frame:
+            lines.append("  ours (RDP) vs dpref.pld: " + _positions(frame["ours vs pld"]))
+        for value in _values(frame):
+            column = f"{value} vs pld"
+            if column not in frame or not (frame[column] != "n/a").any():
+                continue
+            if value == "prv_accountant.estimate":
+                lines.append(f"  {value} vs dpref.pld: {_positions(frame[column])} (an estimate, not a bound)")
+                continue
+            lines.append(f"  {value} vs dpref.pld: {_positions(frame[column])}")
+            # a lower bound is wrong above our upper bound; a guarantee is unsafe below our lower bound
+            wrong, text, bound = (("above", "ABOVE our upper bound (invalid lower bound)", "dpref.pld upper")
+                                  if value == "prv_accountant.lower" else
+                                  ("below", "BELOW our lower bound (unsafe underestimate)", "dpref.pld lower"))
+            flagged = frame[frame[column] == wrong]
+            for _, row in flagged.head(SHOWN).iterrows():
+                lines.append(
+                    f"    {text}: z={row['noise_multiplier']:g}, q={row['sampling_probability']:g}, "
+                    f"T={row['steps']}, δ={row['delta']:g}: {value} = {row[value]:.6g} vs {row[bound]:.6g} "
+                    f"({row[f'{value} beyond pld']:+.2e} relative)"
+                )
+            if len(flagged) > SHOWN:
+                lines.append(f"    ... and {len(flagged) - SHOWN} more (the '{column}' column)")
     if "rdp_rel_max" in frame and frame["rdp_rel_max"].notna().any():
         lines.append(
             "  RDP curve vs dp_accounting RdpAccountant: max relative difference "
@@ -175,6 +228,12 @@ def _summary(frame: pd.DataFrame) -> list[str]:
             names = sorted({n for cell in flagged[flag] for n in cell.split(", ")})
             lines.append(f"  {flag}: {len(flagged)} points ({', '.join(names)})")
     return lines
+
+
+def _positions(column: pd.Series) -> str:
+    counts = column.value_counts()
+    return ", ".join(f"{counts.get(k, 0)} {k}" for k in ("inside", "above", "below")) + (
+        f" ({counts.get('n/a', 0)} n/a)" if counts.get("n/a", 0) else "")
 
 
 def _command_line(args) -> str:
@@ -221,10 +280,11 @@ def run(args) -> int:
     # The summary goes to stderr so that --format json/csv output stays machine-readable.
     for line in _summary(frame):
         print(line, file=sys.stderr)
-    ours_unsafe = frame["unsafe"].str.split(", ").map(lambda names: "ours" in names).any()
+    ours_unsafe = frame["unsafe"].str.split(", ").map(lambda names: "ours" in names or "dpref.pld" in names).any()
     integer_orders = frame["rdp_rel_max_int"] if "rdp_rel_max_int" in frame else pd.Series(dtype=float)
     disagree = bool((integer_orders.dropna() > RDP_REL_TOL).any())
     if ours_unsafe or disagree:
-        print("dpref: our accountant is inconsistent (see 'ours' in unsafe / rdp_rel_max_int)", file=sys.stderr)
+        print("dpref: our accountant is inconsistent (see 'ours' / 'dpref.pld' in unsafe, rdp_rel_max_int)",
+              file=sys.stderr)
         return 1
     return 0

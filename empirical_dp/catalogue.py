@@ -53,7 +53,7 @@ CATALOGUE: tuple[Entry, ...] = (
     Entry("dpzero-full-run", "scenario", "gdp", 2.0, 0.5015516891696564, 1.9999999999999991,
           "DPZero, 100 steps, full batch, n=100, d=2, C=1, σ=0.398762 (gdp_exact), μ=0.501552; Lemma 2.2 "
           "would claim ε=5.144"),
-    Entry("dpzero-full-run-poisson", "scenario", "epsilon_delta", 1.9999999999994964, None, 1.8148161412295465,
+    Entry("dpzero-full-run-poisson", "scenario", "epsilon_delta", 1.9999999999994964, None, 1.8148164550671377,
           "DPZero, 100 steps, Poisson q=0.1 (B=10), n=100, d=2, C=1, σ=0.24224 (z=2.4224), claimed by RDP; "
           "tight ε from PLD"),
     Entry("dpzero-published", "scenario", "epsilon_delta", 1.0, None, None,
@@ -115,10 +115,10 @@ CATALOGUE: tuple[Entry, ...] = (
           "publication), d=10, n=2048 (R=3, b=446), canary first in B_0^0, s_0=0.0846492, pair ε=0.0557584, a "
           "fresh public seed per trial; ledger ε=0.184017 (pure:kov_exact), worst batch ('B', 2, 1); score: the"
           " training split's best feature"),
-    Entry("opacus-dpsgd", "scenario", "epsilon_delta", 2.5338996043771402, None, 2.5237220291011577,
+    Entry("opacus-dpsgd", "scenario", "epsilon_delta", 2.5338996043771402, None, 2.523722045197447,
           "Opacus DP-SGD, T=4, n=2, Poisson q=0.5 (make_private, poisson_sampling=True), σ=2, C=1, every update; "
           "claimed by Opacus PRV (RDP ε=2.81313, PRV ε=2.5339)"),
-    Entry("opacus-dpsgd-final-model", "scenario", "epsilon_delta", 2.5338996043771402, None, 2.5237220291011577,
+    Entry("opacus-dpsgd-final-model", "scenario", "epsilon_delta", 2.5338996043771402, None, 2.523722045197447,
           "Opacus DP-SGD, T=4, n=2, Poisson q=0.5 (make_private, poisson_sampling=True), σ=2, C=1, final model only; "
           "claimed by Opacus PRV (RDP ε=2.81313, PRV ε=2.5339)"),
     Entry("dpzero-torch-full-run", "scenario", "gdp", 2.0, 0.5015516891696564, 1.9999999999999991,

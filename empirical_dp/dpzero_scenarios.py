@@ -8,8 +8,8 @@ Sources:
 - Dong, Roth, Su 2022 (JRSS-B) Thm 2.7, Cor. 2.13, Cor. 3.3: N(m, σ²I_T) against N(m', σ²I_T) is exactly μ-GDP with
   μ = ‖m' − m‖/σ; T adaptive steps of sensitivity Δ each compose to √T·Δ/σ.
 - Mironov, Talwar, Zhang 2019 §3.3 (the RDP of the Poisson-subsampled Gaussian: the claim of the Poisson run);
-  Koskela, Jälkö, Honkela 2020 / Doroshenko et al. 2022 (privacy loss distributions, ``dp_accounting.pld``): its
-  tight ε, when ``dp_accounting`` is installed.
+  Koskela, Jälkö, Honkela 2020 / Doroshenko et al. 2022 (privacy loss distributions, ``reference.accounting.pld``):
+  its tight ε, the upper end of a certified interval around the exact ε (``poisson_pld_interval``).
 - Nasr et al. 2021 (S&P) §4, Nasr et al. 2023 (USENIX) "Tight auditing": the worst-case dataset of a gradient
   audit is one canary whose clipped contribution is ±C along the release and other records contributing nothing.
 
@@ -50,10 +50,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import brentq
 
+from reference.accounting import pld
 from reference.algorithms import dpzero as reference_dpzero
 from reference.algorithms.dpzero import direction_for_step, privacy_plan
 from reference.fast import dpzero as fast_dpzero
@@ -70,6 +72,8 @@ __all__ = [
     "canary_pair",
     "dpzero_releases",
     "lemma22_epsilon",
+    "PLD_TOLERANCE",
+    "poisson_pld_interval",
     "poisson_pld_epsilon",
     "DPZeroAuditSetup",
     "dpzero_run_setup",
@@ -232,23 +236,49 @@ def lemma22_epsilon(mu, delta) -> float:
     return math.exp(brentq(excess, low, high, xtol=1e-15, rtol=1e-13))
 
 
+#: Relative width (upper − lower)/upper to which ``poisson_pld_interval`` refines the PLD grid. The tight ε is a
+#: yardstick (tightness ratios), so 1e-3 is ample; the scenarios' parameters reach it at the first grid.
+PLD_TOLERANCE = 1e-3
+
+
+@lru_cache(maxsize=128)
+def _pld_interval(q: float, z: float, steps: int, delta: float, tolerance: float) -> tuple[float, float]:
+    # Cached: each scenario build asks for it, and one evaluation costs a few tenths of a second.
+    pair = pld.poisson_gaussian_pld(noise_multiplier=z, sampling_probability=q).compose(steps)
+    lower, upper, _ = pld.epsilon_interval(pair, delta, tolerance=tolerance)
+    return float(lower), float(upper)
+
+
+def poisson_pld_interval(sampling_probability, noise_multiplier, steps, delta, *,
+                         tolerance=PLD_TOLERANCE) -> tuple[float, float]:
+    """(ε_lower, ε_upper): a certified interval containing the exact ε at δ of ``steps`` Poisson-subsampled
+    Gaussian steps under add/remove (both directions), from ``reference.accounting.pld.epsilon_interval`` with the
+    grid refined until (upper − lower)/upper ≤ ``tolerance`` (or its refinements run out: the interval is valid
+    whatever its width). ValueError for bad parameters or ones outside the PLD's range (noise multiplier in
+    [0.05, 1e4], q ≥ 1e-8, grid too large)."""
+    q = check_probability("sampling_probability", sampling_probability, open_right=False)
+    z = check_real("noise_multiplier", noise_multiplier, positive=True)
+    steps = check_int("steps", steps, minimum=1)
+    delta = check_probability("delta", delta)
+    tolerance = check_real("tolerance", tolerance, positive=True, upper=1.0)
+    return _pld_interval(float(q), float(z), int(steps), float(delta), float(tolerance))
+
+
 def poisson_pld_epsilon(sampling_probability, noise_multiplier, steps, delta, *,
-                        value_discretization_interval=1e-4) -> float | None:
-    """ε at δ of ``steps`` Poisson-subsampled Gaussian steps (add/remove) from ``dp_accounting``'s privacy-loss
-    distribution accountant (pessimistic discretisation: an upper bound on the exact ε, within the discretisation),
-    or None when ``dp_accounting`` is not installed (extra "compare")."""
+                        tolerance=PLD_TOLERANCE) -> float | None:
+    """The tight ε yardstick of the Poisson audits: the UPPER end of ``poisson_pld_interval`` (≥ the exact ε, at
+    most ``tolerance`` relative above it), so a tightness ratio ε_lb / tight ε never overstates how close an audit
+    came. None when the PLD cannot bracket these parameters (outside its range, or ε_upper = +∞): the yardstick
+    is then unknown, and the verdict, which reads only the claim, is unaffected."""
     q = check_probability("sampling_probability", sampling_probability, open_right=False)
     z = check_real("noise_multiplier", noise_multiplier, positive=True)
     steps = check_int("steps", steps, minimum=1)
     delta = check_probability("delta", delta)
     try:
-        import dp_accounting
-        from dp_accounting.pld import pld_privacy_accountant
-    except ImportError:
+        _, upper = poisson_pld_interval(q, z, steps, delta, tolerance=tolerance)
+    except ValueError:
         return None
-    accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=value_discretization_interval)
-    accountant.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(z)), steps)
-    return float(accountant.get_epsilon(delta))
+    return upper if math.isfinite(upper) else None
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -261,8 +291,8 @@ class DPZeroAuditSetup:
     (``reference.algorithms.dpzero.PrivacyPlan``), the run's hyper-parameters and the derived numbers.
 
     mu: μ of the exact Gaussian-DP pair (full batch; None for Poisson); tight_epsilon: ε_μ(δ) (full batch) or the
-    PLD ε (Poisson, None without ``dp_accounting``); lemma22_epsilon: what Lemma 2.2 would claim for the same σ
-    (full batch), else None; run: keyword arguments of ``dpzero_releases`` besides data and seeds.
+    PLD ε (Poisson: ``poisson_pld_epsilon``, None outside the PLD's range); lemma22_epsilon: what Lemma 2.2 would
+    claim for the same σ (full batch), else None; run: keyword arguments of ``dpzero_releases`` besides data and seeds.
     """
 
     pair: CanaryPair
@@ -362,7 +392,8 @@ def dpzero_run_scenario(steps=100, n=100, d=2, clip_threshold=1.0, epsilon=2.0, 
     μ-GDP with the plan's μ (its ε is the tight ε); ``lemma22`` claims (ε, δ) = (the target, δ); the Poisson RDP
     accountant claims (ε, δ) with its RDP ε. True law (yardsticks only): full batch μ = √T·(2C/n)/σ exactly, tight
     ε = ε_μ(δ), log-likelihood ratio (2C/(nσ²))Σ_t s_t ŝ_t; Poisson: μ None, tight ε = ``poisson_pld_epsilon``
-    (None without dp_accounting), the mixture log-likelihood ratio of the module docstring.
+    (the certified PLD interval's upper end; None outside the PLD's range), the mixture log-likelihood ratio of the
+    module docstring.
     """
     setup = dpzero_run_setup(steps, n, d, clip_threshold, epsilon, delta, batching=batching, batch_size=batch_size,
                              accountant=accountant, public_seed=public_seed, step_size=step_size,
@@ -394,7 +425,7 @@ def dpzero_scenario(setup: DPZeroAuditSetup, name=None) -> Scenario:
                        f"ε={setup.lemma22_epsilon:.4g}")
         llr = _full_batch_llr(setup)
     else:
-        tight = "tight ε from PLD" if setup.tight_epsilon is not None else "no PLD (dp_accounting missing)"
+        tight = "tight ε from PLD" if setup.tight_epsilon is not None else "no tight ε (outside the PLD's range)"
         description = (f"DPZero, {setup.steps} steps, Poisson q={setup.batch_size / setup.n:g} (B={setup.batch_size}), "
                        f"n={setup.n}, d={setup.d}, C={setup.clip_threshold:g}, σ={plan.noise_std:.6g} "
                        f"(z={plan.noise_multiplier:.6g}), claimed by RDP; {tight}")
@@ -442,8 +473,8 @@ def dpzero_full_run_scenario(**kwargs) -> Scenario:
 
 def dpzero_poisson_run_scenario(**kwargs) -> Scenario:
     """``dpzero-full-run-poisson``: T = 100 steps, Poisson sampling with B = 10 of n = 100 (q = 0.1), C = 1,
-    σ = z·C/B with z from the RDP accountant at ε = 2, δ = 1e-5 (add/remove); tight ε from the PLD accountant
-    when dp_accounting is installed. Building it calibrates z in mpmath (~4 s), so the registry builds it on
+    σ = z·C/B with z from the RDP accountant at ε = 2, δ = 1e-5 (add/remove); tight ε from the certified PLD
+    (``poisson_pld_epsilon``). Building it calibrates z in mpmath (~4 s), so the registry builds it on
     first use. Keyword arguments override ``dpzero_run_scenario``'s."""
     options = dict(batching="poisson", batch_size=10, name="dpzero-full-run-poisson")
     options.update(kwargs)

@@ -9,8 +9,9 @@ Sources:
 - Mironov, Talwar, Zhang 2019 §3.3 (RDP of the Poisson-subsampled Gaussian: Opacus's ``RDPAccountant``) and Gopi,
   Lee, Wutschitz 2021 (privacy random variables: Opacus's ``PRVAccountant``). The CLAIM is what the engine reports,
   ``PrivacyEngine.get_epsilon(δ)`` after the run, never recomputed here.
-- Koskela, Jälkö, Honkela 2020 / Doroshenko et al. 2022 (privacy loss distributions, ``dp_accounting.pld``): the
-  tight ε of the Poisson-subsampled Gaussian (``dpzero_scenarios.poisson_pld_epsilon``), a yardstick only.
+- Koskela, Jälkö, Honkela 2020 / Doroshenko et al. 2022 (privacy loss distributions, ``reference.accounting.pld``):
+  the tight ε of the Poisson-subsampled Gaussian (``dpzero_scenarios.poisson_pld_epsilon``: the upper end of a
+  certified interval around the exact ε), a yardstick only.
 - Nasr et al. 2021 (S&P) §4 and Nasr et al. 2023 (USENIX), "Tight auditing of differentially private machine
   learning": the worst-case gradient canary (clipped norm C along a direction the attacker knows, the other records
   contributing nothing along it) and the white-box attacker who sees every noisy update.

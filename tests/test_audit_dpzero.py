@@ -26,6 +26,7 @@ from empirical_dp.dpzero_scenarios import (
     lemma22_epsilon,
     linear_loss,
     poisson_pld_epsilon,
+    poisson_pld_interval,
 )
 from empirical_dp.planted import (
     PLANTED,
@@ -37,6 +38,7 @@ from empirical_dp.planted import (
     planted_dpzero,
 )
 from empirical_dp.registry import DPZERO_BUILTIN_NAMES, SCENARIOS, Deferred, ScenarioRegistry
+from empirical_dp.scenarios import poisson_gaussian_tight_epsilon
 from reference.algorithms.dpzero import direction_for_step, dpzero, mezo
 from reference.algorithms.dpzero_privacy import dpzero_lemma22_sigma
 from reference.fast.conversions import gaussian_epsilon, gaussian_mu
@@ -185,9 +187,50 @@ def test_poisson_llr_is_the_exact_mixture_log_density_ratio():
     np.testing.assert_allclose(scenario.log_likelihood_ratio(x), want, rtol=1e-10, atol=1e-12)
     assert scenario.mu is None and scenario.claimed_epsilon == setup.plan.epsilon_claimed
     assert scenario.claim_type == "epsilon_delta"  # RDP converted to (ε, δ): no μ-GDP claim
-    pld = poisson_pld_epsilon(q, setup.plan.noise_multiplier, 4, 1e-5)
-    assert scenario.tight_epsilon == pld
-    assert pld is None or pld <= scenario.claimed_epsilon  # the RDP claim is an upper bound
+    lower, upper = poisson_pld_interval(q, setup.plan.noise_multiplier, 4, 1e-5)
+    assert scenario.tight_epsilon == upper == poisson_pld_epsilon(q, setup.plan.noise_multiplier, 4, 1e-5)
+    assert lower <= scenario.claimed_epsilon  # the RDP claim bounds the exact ε, which is ≥ the certified lower end
+
+
+# ---------------------------------------------------------------------------------------------------
+# The Poisson tight ε: the certified PLD interval's upper end
+
+
+@pytest.mark.parametrize("q, z", [(0.01, 1.0), (0.25, 2.0), (0.5, 0.8), (1.0, 3.0)])
+def test_poisson_pld_interval_contains_the_exact_one_step_epsilon(q, z):
+    # One step: the exact ε solves the mpmath closed form of δ(ε) (both directions), an independent computation.
+    exact = poisson_gaussian_tight_epsilon(q, z, 1e-5)  # brentq to ~1e-14, then stepped up until δ(ε) ≤ δ
+    lower, upper = poisson_pld_interval(q, z, 1, 1e-5)
+    assert lower <= exact * (1 + 1e-12) and exact <= upper * (1 + 1e-12)
+    assert (upper - lower) / upper <= 1e-3  # the requested tolerance (PLD_TOLERANCE)
+    assert poisson_pld_epsilon(q, z, 1, 1e-5) == upper  # the yardstick is the conservative end
+
+
+def test_poisson_pld_epsilon_needs_no_dp_accounting(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "dp_accounting", None)  # any import of it now raises ImportError
+    lower, upper = poisson_pld_interval(0.03, 1.3, 7, 1e-6)  # parameters no other test caches
+    assert 0 < lower <= upper < math.inf and poisson_pld_epsilon(0.03, 1.3, 7, 1e-6) == upper
+
+
+def test_dp_accounting_pessimistic_pld_is_above_our_lower_end():
+    # dp_accounting's pessimistic (connect-the-dots) estimate is an upper bound on the exact ε, so never below our
+    # certified lower end (up to its float64 rounding).
+    dp_accounting = pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import pld_privacy_accountant
+
+    accountant = pld_privacy_accountant.PLDAccountant()
+    accountant.compose(dp_accounting.PoissonSampledDpEvent(0.1, dp_accounting.GaussianDpEvent(2.0)), 50)
+    theirs = accountant.get_epsilon(1e-5)
+    lower, _ = poisson_pld_interval(0.1, 2.0, 50, 1e-5)
+    assert theirs >= lower * (1 - 1e-9)
+
+
+def test_poisson_pld_epsilon_is_none_outside_the_pld_range():
+    assert poisson_pld_epsilon(0.1, 0.01, 10, 1e-5) is None  # noise multiplier below the PLD's 0.05
+    with pytest.raises(ValueError, match="noise_multiplier"):
+        poisson_pld_interval(0.1, 0.01, 10, 1e-5)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -338,6 +381,11 @@ def test_registry_builds_deferred_entries_once_on_first_use():
     (lambda: planted_dpzero(linear_loss, np.zeros((3, 2)), np.zeros(2), steps=1, step_size=1.0, perturbation=1.0,
                             clip_threshold=1.0, noise_std=1.0, seed=0, noise_seed=-1), "noise_seed"),
     (lambda: STEP.sample(np.random.default_rng(0), 2, 2), "which"),
+    (lambda: poisson_pld_epsilon(0.0, 1.0, 10, 1e-5), "sampling_probability"),
+    (lambda: poisson_pld_epsilon(0.1, math.nan, 10, 1e-5), "noise_multiplier"),
+    (lambda: poisson_pld_epsilon(0.1, 1.0, 0, 1e-5), "steps"),
+    (lambda: poisson_pld_epsilon(0.1, 1.0, 10, 1.0), "delta"),
+    (lambda: poisson_pld_interval(0.1, 1.0, 10, 1e-5, tolerance=0.0), "tolerance"),
 ])
 def test_validation_errors_name_the_parameter(call, parameter):
     with pytest.raises(ValueError, match=parameter):

@@ -148,6 +148,15 @@ def test_real_libraries_on_a_small_grid():
     assert "dp_accounting.rdp" not in full["unsafe"]
     if isinstance(full.get("opacus.gdp"), float) and math.isfinite(full["opacus.gdp"]):
         assert full["opacus.gdp"] > full["exact"]  # CLT μ overstates at q = 1
+    # every library value is placed against our certified interval, which holds the exact ε at q = 1
+    assert (frame["dpref.pld status"] == "ok").all()
+    assert full["dpref.pld lower"] <= full["exact"] <= full["dpref.pld upper"]
+    for column in [c for c in frame.columns if c.endswith(" vs pld") and c != "ours vs pld"]:
+        value = frame[column.removesuffix(" vs pld")]
+        assert set(frame[column]) <= set(conformance.PLD_POSITIONS), column
+        assert ((frame[column] == "n/a") == value.isna()).all(), column
+    # RDP is an upper bound: ours and dp_accounting's RDP never fall below our lower bound
+    assert (frame["ours vs pld"] != "below").all() and (frame["dp_accounting.rdp vs pld"] != "below").all()
     json.dumps(frame.to_dict(orient="records"), default=str)
 
 
@@ -184,6 +193,10 @@ def test_dpref_conform_accountants_cli(monkeypatch, capsys, tmp_path):
     records = json.loads(out.out)
     assert len(records) == 2 and {"ours_mpmath", "dp_accounting.rdp", "verdict"} <= set(records[0])
     assert "grid points" in out.err
+    # the stand-in RDP equals ours, an upper bound: never below the interval, and the summary counts it
+    assert any(line.startswith("  dp_accounting.rdp vs dpref.pld:") and line.endswith(", 0 below")
+               for line in out.err.splitlines())
+    assert "ours (RDP) vs dpref.pld:" in out.err and "dpref.pld (our certified interval)" in out.err
     assert (tmp_path / "conformance.json").exists() and (tmp_path / "manifest.json").exists()
     for fmt in ("table", "markdown", "csv"):
         args = parser.parse_args(["conform", "accountants", "--grid", "small", "--format", fmt, "--no-progress",
@@ -242,7 +255,11 @@ def test_cli_json_numbers_are_numbers_and_missing_is_null(capsys, fake_cli):
         # no numeric column carries text anywhere
         for key, value in record.items():
             if isinstance(value, str):
-                assert key in ("unsafe", "loose", "verdict", "explanation", "notes") or key.endswith(" status"), key
+                assert (key in ("unsafe", "loose", "verdict", "explanation", "notes") or key.endswith(" status")
+                        or key.endswith(" vs pld")), key
+        for key in ("dpref.pld lower", "dpref.pld upper", "dpref.pld width", "dp_accounting.rdp beyond pld"):
+            assert type(record[key]) is float, (key, record[key])
+        assert record["dpref.pld status"] == "ok" and record["autodp vs pld"] == "n/a"
     by_q = {r["sampling_probability"]: r for r in records}
     assert by_q[0.01]["exact"] is None and type(by_q[1.0]["exact"]) is float
 
@@ -338,3 +355,144 @@ def test_workers_are_never_more_than_the_groups(monkeypatch):
     with pytest.raises(RuntimeError, match="stop"):
         conformance._map_groups(lambda x: x, [(1,), (2,)], 64, False, "test")
     assert seen["max_workers"] == 2
+
+
+# --- our certified PLD interval and the inside / above / below verdicts -----------------------------------------
+
+POINT = GridPoint(1.0, 0.01, 100, 1e-5)
+FULL = GridPoint(1.0, 1.0, 100, 1e-5)
+
+
+def _row(lower=1.0, upper=1.001, ours=1.2, exact=math.nan):
+    return {"ours_mpmath": ours, "exact": exact, "dpref.pld lower": lower, "dpref.pld upper": upper,
+            "dpref.pld width": (upper - lower) / upper}
+
+
+def test_pld_position_and_distance():
+    position, beyond = conformance.pld_position, conformance.beyond_interval
+    assert position(1.0005, 1.0, 1.001) == "inside" and beyond(1.0005, 1.0, 1.001) == 0.0
+    assert position(1.0, 1.0, 1.001) == "inside" and position(1.001, 1.0, 1.001) == "inside"  # closed interval
+    assert position(0.99, 1.0, 1.001) == "below" and beyond(0.99, 1.0, 1.001) == pytest.approx(-0.01)
+    assert position(1.1011, 1.0, 1.001) == "above" and beyond(1.1011, 1.0, 1.001) == pytest.approx(0.1)
+    assert position(math.inf, 1.0, 1.001) == "above" and beyond(math.inf, 1.0, 1.001) == math.inf
+    assert position(math.inf, 1.0, math.inf) == "inside"  # no finite upper bound: +inf is consistent
+    assert position(5.0, 1.0, math.inf) == "inside"
+    for missing in ((math.nan, 1.0, 1.001), (1.0, math.nan, math.nan)):
+        assert position(*missing) == "n/a" and math.isnan(beyond(*missing))
+
+
+def test_value_below_our_lower_bound_is_unsafe_and_says_which_bound():
+    unsafe, loose, verdict, text = conformance._judge(POINT, _row(), {"dp_accounting.pld": 0.999}, {})
+    assert unsafe == ["dp_accounting.pld"] and loose == [] and verdict == "unsafe: dp_accounting.pld"
+    assert "below our certified lower bound 1 (dpref.pld lower)" in text and "more privacy" in text
+    assert "decided by dpref.pld lower" in text and "Truth: ε ∈ [1, 1.001]" in text
+
+
+def test_value_above_our_upper_bound_is_loose_by_a_relative_amount():
+    unsafe, loose, verdict, text = conformance._judge(POINT, _row(), {"prv_accountant": 1.1011}, {})
+    assert unsafe == [] and loose == ["prv_accountant"] and verdict == "loose: prv_accountant"
+    assert "above our certified upper bound 1.001 (dpref.pld upper) by 0.1 relative" in text
+
+
+def test_value_inside_is_consistent_and_infinite_is_loose_and_nan_is_ignored():
+    unsafe, loose, verdict, text = conformance._judge(POINT, _row(), {"opacus.prv": 1.0004}, {})
+    assert (unsafe, loose, verdict) == ([], [], "ok") and "Inside our interval: opacus.prv." in text
+    unsafe, loose, verdict, text = conformance._judge(POINT, _row(), {"opacus.prv": math.inf}, {})
+    assert loose == ["opacus.prv"] and "inf" in text and unsafe == []
+    unsafe, loose, verdict, _ = conformance._judge(POINT, _row(), {"opacus.prv": math.nan}, {})
+    assert (unsafe, loose, verdict) == ([], [], "ok")
+
+
+def test_rdp_accountant_must_be_above_our_lower_bound():
+    # an RDP ε below our certified lower bound is an underestimate whatever its orders
+    unsafe, _, _, text = conformance._judge(POINT, _row(), {"dp_accounting.rdp": 0.9}, {})
+    assert unsafe == ["dp_accounting.rdp"] and "decided by dpref.pld lower" in text
+    # above our upper bound is what RDP does (judged loose only against our RDP ε, here equal)
+    unsafe, loose, verdict, _ = conformance._judge(POINT, _row(ours=1.2), {"dp_accounting.rdp": 1.2}, {})
+    assert (unsafe, loose, verdict) == ([], [], "ok")
+
+
+def test_our_rdp_below_our_pld_lower_bound_or_exact_outside_is_ours_unsafe():
+    unsafe, _, _, text = conformance._judge(POINT, _row(ours=0.98), {}, {})
+    assert unsafe == ["ours"] and "one of our accountants is wrong" in text
+    unsafe, _, _, text = conformance._judge(FULL, _row(exact=1.01), {}, {})
+    assert unsafe == ["dpref.pld"] and "outside our certified interval" in text
+
+
+def test_prv_bracket_placed_estimate_not_flagged():
+    extras = {"prv_accountant.lower": 1.002, "prv_accountant.estimate": 0.995}
+    unsafe, loose, verdict, text = conformance._judge(POINT, _row(), {"prv_accountant": 1.0005}, extras)
+    assert (unsafe, loose, verdict) == ([], [], "ok")
+    assert "eps_lower = 1.002 is above our certified upper bound" in text and "invalid lower bound" in text
+    assert "estimate 0.995 is below our certified lower bound 1" in text and "within its stated eps_error" in text
+
+
+def test_missing_interval_falls_back_to_prv_lower_bound():
+    row = _row(lower=math.nan, upper=math.nan)
+    unsafe, _, _, text = conformance._judge(POINT, row, {"opacus.prv": 0.9}, {"prv_accountant.lower": 0.95})
+    assert unsafe == ["opacus.prv"] and "our interval is missing" in text
+
+
+def test_interval_columns_on_the_tiny_grid(monkeypatch):
+    _fake(monkeypatch, {"dp_accounting.pld": 1.5}, unavailable={"opacus.prv": "opacus not installed (test)"})
+    frame = conform_accountants(TINY, progress=False, workers=1)
+    assert (frame["dpref.pld status"] == "ok").all()
+    assert (frame["dpref.pld lower"] <= frame["dpref.pld upper"]).all()
+    assert (frame["dpref.pld width"] <= conformance.PLD_TOLERANCE).all()
+    full = frame[frame["sampling_probability"] == 1.0].iloc[0]
+    assert full["dpref.pld lower"] <= full["exact"] <= full["dpref.pld upper"]  # the exact ε inside the interval
+    assert (frame["ours vs pld"] != "below").all()  # RDP is an upper bound
+    assert (frame["dp_accounting.pld vs pld"] == "above").all()  # 1.5 × RDP ≥ 1.5 × the truth
+    assert "dp_accounting.pld" in frame["loose"].iloc[0] and "dpref.pld upper" in frame["explanation"].iloc[0]
+    assert (frame["opacus.prv vs pld"] == "n/a").all() and frame["opacus.prv beyond pld"].isna().all()
+
+
+def test_interval_failure_is_reported_not_fatal(monkeypatch):
+    def refuse(z, q, steps, deltas, rdp_epsilon, found):
+        raise ValueError("grid too large (test)")
+
+    _fake(monkeypatch, {"dp_accounting.pld": 1.0})
+    monkeypatch.setattr(conformance, "_our_pld_intervals", refuse)
+    frame = conform_accountants(TINY, progress=False, workers=1)
+    assert (frame["dpref.pld status"] == "failed").all() and frame["dpref.pld lower"].isna().all()
+    assert frame["notes"].str.contains("dpref.pld: ValueError: grid too large (test)", regex=False).all()
+    assert (frame["dp_accounting.pld vs pld"] == "n/a").all()
+
+
+def test_interval_found_before_a_timeout_is_kept(monkeypatch):
+    def slow(z, q, steps, deltas, rdp_epsilon, found):
+        found[deltas[0]] = (0.5, 0.6, 1e-4)  # a valid (if wide) interval, then the time runs out
+        raise conformance._Timeout("timed out after 1 s")
+
+    _fake(monkeypatch, {})
+    monkeypatch.setattr(conformance, "_our_pld_intervals", slow)
+    frame = conform_accountants(TINY, progress=False, workers=1)
+    assert (frame["dpref.pld status"] == "ok").all() and (frame["dpref.pld lower"] == 0.5).all()
+    assert frame["dpref.pld width"].tolist() == pytest.approx([0.1 / 0.6] * 2)
+    assert frame["notes"].str.contains("dpref.pld: refinement stopped early (_Timeout", regex=False).all()
+
+
+def test_one_composition_serves_every_delta():
+    """The shared-composition refinement gives the interval pld.epsilon_interval gives, δ by δ."""
+    from reference.accounting import pld
+
+    deltas = [1e-5, 1e-6]
+    found = conformance._our_pld_intervals(2.0, 0.01, 10, deltas, 0.5, {})
+    pair = pld.poisson_gaussian_pld(conformance.pld_starting_width(0.5), noise_multiplier=2.0,
+                                    sampling_probability=0.01).compose(10)
+    for delta in deltas:
+        lower, upper, h = pld.epsilon_interval(pair, delta, tolerance=conformance.PLD_TOLERANCE,
+                                               max_refinements=conformance.PLD_MAX_REFINEMENTS)
+        assert found[delta] == (lower, upper, h)
+
+
+def test_compact_table_fits_120_columns_with_long_flags():
+    from dpref import conform
+
+    row = {"noise_multiplier": 0.6, "sampling_probability": 0.001, "steps": 10000, "delta": 1e-5,
+           "ours_mpmath": 2.545344, "dpref.pld lower": 1.424748, "dpref.pld upper": 1.425266, "exact": math.nan,
+           "unsafe": "opacus.gdp, opacus.rdp", "loose": "dp_accounting.rdp, autodp, dp_accounting.pld, opacus.prv",
+           "verdict": "unsafe: opacus.gdp", "explanation": "x"}
+    out = conform._table(pd.DataFrame([row, row]), "table", wide=False)
+    assert max(len(line) for line in out.splitlines()) <= 120
+    assert "pld lower" in out.splitlines()[0] and "1.425" in out

@@ -8,20 +8,35 @@ sampling probability (q = 1: full batch, as in DPZero), T steps — :func:`confo
 * ``ours_float64``: the same through the float64 path (``reference.fast.rdp`` + ``reference.fast.conversions``);
 * ``exact``: for q = 1 the composition is exactly μ-GDP with μ = √T/z (Dong–Roth–Su), so the exact ε
   (``reference.accounting.gaussian.gaussian_epsilon``) is the truth, and a lower bound for every accountant;
+* ``dpref.pld lower`` / ``dpref.pld upper``: our certified PLD interval (``reference.accounting.pld``: connect-the-dots
+  above, merged bins rounded down below, every rounding of the FFT composition bounded), add and remove directions,
+  refined (``pld.epsilon_interval``) to relative width :data:`PLD_TOLERANCE`; it contains the exact ε at every point,
+  so it is the truth against which every library is placed;
 * each library's own ε and its relative difference ``(lib − ours_mpmath)/ours_mpmath``, and its status: ``ok``,
   ``not installed``, ``not run`` (a slow library outside its sub-grid) or ``failed`` (the error is in ``notes``).
   The ε columns hold numbers only (NaN where no ε was computed, null in JSON); the status says why.
 
+Position against our interval: for every library value (and prv_accountant's ``eps_lower`` and estimate besides its
+``eps_upper``), ``<value> vs pld`` is ``inside``, ``above`` or ``below`` [lower, upper] (``n/a`` where either is
+missing; :func:`pld_position`), and ``<value> beyond pld`` the signed relative distance outside it (0 inside;
+(v − upper)/upper above; (v − lower)/lower below). The interval is rounded outward already, so no slack is added.
+
 Flags (per library, listed in the ``unsafe`` and ``loose`` columns):
 
-* ``unsafe`` — the value is below the exact ε (q = 1); or, for an RDP accountant on orders we share
+* ``unsafe`` — the value is below the exact ε (q = 1); or below our certified lower bound (it claims more privacy
+  than the mechanism has: an unsafe underestimate); or, for an RDP accountant on orders we share
   (dp_accounting: all of ours; Opacus: its 1.1..10.9, 12..63), below our mpmath RDP ε on those same orders by more
-  than :data:`RDP_REL_TOL`; or (q < 1) below prv_accountant's ``eps_lower`` (a numerical lower bound, Gopi et al.).
+  than :data:`RDP_REL_TOL`. Only where our interval is missing (its computation failed) does prv_accountant's
+  ``eps_lower`` (a numerical lower bound, Gopi et al.) stand in for our lower bound.
 * ``loose`` — an RDP accountant above our RDP ε by more than :data:`RDP_REL_TOL` (relative); a PLD/PRV/GDP accountant
-  above our RDP ε (numerical accountants should be tighter than RDP).
+  above our certified upper bound (by how much, relative, is in the explanation; where the interval is missing:
+  above our RDP ε). prv_accountant's estimate is not a bound and is placed, not flagged; its ``eps_lower`` above our
+  upper bound is reported as an invalid lower bound.
+* ``ours`` (unsafe) — our RDP ε below our certified PLD lower bound (RDP is an upper bound) or below the exact ε;
+  ``dpref.pld`` (unsafe) — the exact ε (q = 1) outside our certified interval. Either is a bug of ours.
 
-``verdict`` / ``explanation`` say where the truth lies (exact at q = 1; otherwise between prv_accountant's lower bound
-and the smallest valid upper bound), which library is right and why the others differ, using each library's stated
+``verdict`` / ``explanation`` say where the truth lies (our certified interval; also the exact ε at q = 1), which bound
+decided each flag, which library is right and why the others differ, using each library's stated
 error: PRV ``eps_error`` (0.01), dp_accounting PLD discretisation (pessimistic, an upper bound), Opacus PRV returning
 ``eps_upper``, Opacus GDP being a CLT approximation.
 
@@ -34,6 +49,10 @@ Slow numerical accountants (dp_accounting PLD, Opacus PRV, prv_accountant) run o
 q ≥ 0.0625 or T = 10 000 their cost grows to tens of seconds per point (Opacus PRV took 112 s and returned inf at
 z = 0.6, q = 0.25, T = 10 000), and prv_accountant fails with "Discrete mean differs from continuous mean" at large ε
 (prv_accountant #14/#36).
+
+Our PLD interval is computed at every grid point (about 0.2–2 s a point; the grid width starts at
+1e-4 · max(1, ε_RDP/10), since a relative tolerance allows a coarser grid at large ε, and is then halved until the
+tolerance is met), within the same per-call ``timeout`` as the libraries.
 
 Progress: with ``progress=True`` a bar over the (z, q) groups goes to stderr (``reference.progress.progress_bar``:
 whole lines every 10 s when stderr is not a terminal); ``workers`` processes are used, never more than there are
@@ -74,12 +93,26 @@ __all__ = [
     "rdp_agreement",
     "ours_epsilon",
     "LIBRARY_STATUSES",
+    "PLD_TOLERANCE",
+    "PLD_POSITIONS",
+    "pld_position",
+    "beyond_interval",
 ]
 
 #: Relative tolerance within which an RDP accountant must reproduce our RDP ε / RDP curve.
 RDP_REL_TOL = 1e-6
 #: Relative slack for comparisons with an exact value (float64 rounding of the library's own arithmetic).
 EXACT_REL_TOL = 1e-9
+
+#: Relative width (upper − lower)/upper to which our certified PLD interval is refined, and the refinements allowed
+#: (the interval is valid whatever its width; the width reached is in ``dpref.pld width``).
+PLD_TOLERANCE = 1e-3
+PLD_MAX_REFINEMENTS = 4
+#: Name of our PLD interval's columns (``dpref.pld lower`` / ``upper`` / ``h`` / ``width`` / ``status``).
+PLD = "dpref.pld"
+#: Values of the ``<value> vs pld`` columns.
+INSIDE, ABOVE, BELOW, NO_POSITION = "inside", "above", "below", "n/a"
+PLD_POSITIONS = (INSIDE, ABOVE, BELOW, NO_POSITION)
 
 #: What kind of accountant each adapter subject is.
 LIBRARY_KINDS: dict[str, str] = {
@@ -288,6 +321,114 @@ def _exact_epsilon(point: GridPoint) -> float:
         return float(gaussian.gaussian_epsilon(point.delta, mu))
 
 
+def pld_starting_width(rdp_epsilon: float) -> float:
+    """Grid width to start refining from: 1e-4, coarser in proportion at ε > 10 (a relative tolerance of
+    :data:`PLD_TOLERANCE` needs no finer grid there, and a finer one costs seconds to minutes per point)."""
+    scale = rdp_epsilon / 10 if math.isfinite(rdp_epsilon) and rdp_epsilon > 10 else 1.0
+    return 1e-4 * scale
+
+
+def _relative_width(lower: float, upper: float) -> float:
+    if math.isfinite(upper) and upper > 0:
+        return (upper - lower) / upper
+    return 0.0 if upper == lower else math.inf
+
+
+def _our_pld_intervals(noise_multiplier, sampling_probability, steps, deltas, rdp_epsilon, found: dict) -> dict:
+    """Fill ``found`` (δ → (lower, upper, h)) with our certified interval for ε(δ), add and remove directions.
+
+    ``pld.epsilon_interval`` for several δ at once: the composition at each grid width serves every δ (it is the
+    costly part). Start at ``pld.starting_grid_width`` of a pair with width :func:`pld_starting_width`, halve h while
+    some δ's relative width exceeds :data:`PLD_TOLERANCE` (at most :data:`PLD_MAX_REFINEMENTS` times, or until the
+    grid would be too large), keep the narrowest interval per δ. Each interval is valid whatever its width, and
+    ``found`` is filled as it goes, so a timeout keeps what was found."""
+    from reference.accounting import pld
+
+    pair = pld.poisson_gaussian_pld(
+        pld_starting_width(rdp_epsilon), noise_multiplier=noise_multiplier, sampling_probability=sampling_probability
+    ).compose(steps)
+    pair = pair.with_grid(pld.starting_grid_width(pair))
+    widths: dict[float, float] = {}
+    pending = list(dict.fromkeys(deltas))
+    for _ in range(PLD_MAX_REFINEMENTS + 1):
+        try:
+            composed = pair.composed()
+        except ValueError:
+            if not found:
+                raise
+            break  # the next grid is too large: keep the narrowest intervals found
+        for delta in pending:
+            # as PldPair.epsilon_interval: the worse direction, optimistic side below, pessimistic side above
+            lower = float(max(o.epsilon_bound(delta) for _, o in composed))
+            upper = float(max(p.epsilon_bound(delta) for p, _ in composed))
+            width = _relative_width(lower, upper)
+            if delta not in widths or width < widths[delta]:
+                found[delta], widths[delta] = (lower, upper, float(pair.h)), width
+        pending = [d for d in pending if widths[d] > PLD_TOLERANCE]
+        if not pending:
+            break
+        pair = pair.with_grid(pair.h / 2)
+    return found
+
+
+def _our_pld_group(noise_multiplier, sampling_probability, points, ours_by_point, timeout):
+    """Our interval at every point of a (z, q) group, one composition per T: point → ((lower, upper, h), error or
+    None), and the seconds spent per T."""
+    by_steps: dict[int, list[GridPoint]] = {}
+    for point in points:
+        by_steps.setdefault(point.steps, []).append(point)
+    results, seconds = {}, {}
+    for steps, group in by_steps.items():
+        started = time.perf_counter()
+        found: dict = {}
+        error = None
+        rdp = [ours_by_point[p] for p in group if math.isfinite(ours_by_point[p])]
+        try:
+            with _time_limit(None if timeout is None else timeout * len(group)):
+                _our_pld_intervals(noise_multiplier, sampling_probability, steps, [p.delta for p in group],
+                                   min(rdp) if rdp else math.nan, found)
+        except (Exception, _Timeout) as exc:  # noqa: BLE001 - reported in the row, never a crash
+            message = str(exc).splitlines()[0][:160] if str(exc) else ""
+            error = f"{type(exc).__name__}: {message}"
+        seconds[steps] = time.perf_counter() - started
+        for point in group:
+            if point.delta in found:
+                note = f"refinement stopped early ({error})" if error else None
+                results[point] = (found[point.delta], note)
+            else:
+                results[point] = ((math.nan, math.nan, math.nan), error or "no interval")
+    return results, seconds
+
+
+def _finite_or_inf(x) -> bool:
+    return isinstance(x, (int, float)) and not math.isnan(x)
+
+
+def pld_position(value: float, lower: float, upper: float) -> str:
+    """``"inside"``, ``"above"`` or ``"below"`` the certified interval [lower, upper]; ``"n/a"`` when the value or
+    the interval is missing (NaN). +∞ is above a finite upper bound and inside an infinite one."""
+    if not (_finite_or_inf(value) and _finite_or_inf(lower) and _finite_or_inf(upper)):
+        return NO_POSITION
+    if value < lower:
+        return BELOW
+    if value > upper:
+        return ABOVE
+    return INSIDE
+
+
+def beyond_interval(value: float, lower: float, upper: float) -> float:
+    """Signed relative distance of ``value`` outside [lower, upper]: 0 inside, (v − upper)/upper above (+∞ for an
+    infinite value), (v − lower)/lower below; NaN when the position is ``n/a``."""
+    where = pld_position(value, lower, upper)
+    if where == INSIDE:
+        return 0.0
+    if where == ABOVE:
+        return math.inf if math.isinf(value) or upper == 0 else (value - upper) / upper
+    if where == BELOW:
+        return (value - lower) / lower if lower > 0 else -math.inf
+    return math.nan
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Libraries
 
@@ -373,20 +514,45 @@ KNOWN_FAILURES = {
 }
 
 
+#: Why a GDP value can fall below the truth (quoted in the verdicts).
+_GDP_WHY = (" The GDP value is a central-limit approximation μ = q√(T(e^{1/z²}−1)), which underestimates away from the "
+            "CLT regime (Opacus #384, Gopi et al. 2021).")
+
+
 def _judge(point, row, values, extras, errors=None):
-    """Flags, verdict and explanation for one grid point. ``values``: library → ε (finite or NaN)."""
+    """Flags, verdict and explanation for one grid point. ``values``: library → ε (finite, +∞ or NaN).
+
+    The truth is our certified interval [``dpref.pld lower``, ``dpref.pld upper``] (and the exact ε at q = 1); each
+    reason names the bound that decided it."""
     ours = row["ours_mpmath"]
     exact = row["exact"]
+    lower, upper = row.get(f"{PLD} lower", math.nan), row.get(f"{PLD} upper", math.nan)
+    have_pld = _finite_or_inf(lower) and _finite_or_inf(upper)
     unsafe: list[str] = []
     loose: list[str] = []
     reasons: list[str] = []
     prv_lower = extras.get("prv_accountant.lower", math.nan)
+    lower_text = f"our certified lower bound {_fmt(lower)} ({PLD} lower)"
+    upper_text = f"our certified upper bound {_fmt(upper)} ({PLD} upper)"
+    # --- ours: RDP must lie above the truth, and the exact ε inside our interval ---------------------------
     if math.isfinite(exact) and math.isfinite(ours) and ours < exact * (1 - EXACT_REL_TOL):
         unsafe.append("ours")
         reasons.append(f"Our RDP ε {_fmt(ours)} is below the exact ε {_fmt(exact)}: a bug in reference.accounting.")
+    elif have_pld and math.isfinite(ours) and ours < lower:
+        unsafe.append("ours")
+        reasons.append(
+            f"Our RDP ε {_fmt(ours)} is below {lower_text} by {_fmt(beyond_interval(ours, lower, upper))} relative; "
+            f"RDP is an upper bound, so one of our accountants is wrong (decided by {PLD} lower)."
+        )
+    if have_pld and math.isfinite(exact) and pld_position(exact, lower, upper) != INSIDE:
+        unsafe.append(PLD)
+        reasons.append(
+            f"The exact ε {_fmt(exact)} lies outside our certified interval [{_fmt(lower)}, {_fmt(upper)}]: "
+            f"a bug in reference.accounting.pld."
+        )
 
     for name, value in values.items():
-        if not math.isfinite(value):
+        if math.isnan(value):
             continue
         kind = LIBRARY_KINDS[name]
         # --- unsafe --------------------------------------------------------------------------------------
@@ -394,7 +560,16 @@ def _judge(point, row, values, extras, errors=None):
             unsafe.append(name)
             reasons.append(
                 f"{name} = {_fmt(value)} is below the exact ε {_fmt(exact)} of μ-GDP with μ = √T/z: it under-reports "
-                f"({STATED_ERROR[name]})."
+                f"({STATED_ERROR[name]}; decided by the exact ε)."
+            )
+            continue
+        if have_pld and value < lower:
+            unsafe.append(name)
+            why = _GDP_WHY if kind == "gdp" else ""
+            reasons.append(
+                f"UNSAFE: {name} = {_fmt(value)} is below {lower_text} by "
+                f"{_fmt(-beyond_interval(value, lower, upper))} relative: it claims more privacy than the mechanism "
+                f"has ({STATED_ERROR[name]}; decided by {PLD} lower).{why}"
             )
             continue
         shared = extras.get(f"{name}.ours_shared")
@@ -402,61 +577,90 @@ def _judge(point, row, values, extras, errors=None):
             unsafe.append(name)
             reasons.append(
                 f"{name} = {_fmt(value)} is below our mpmath RDP ε {_fmt(shared)} on the same orders by "
-                f"{_fmt((shared - value) / shared)} relative."
+                f"{_fmt((shared - value) / shared)} relative (decided by our RDP ε)."
             )
             continue
         if (
-            name != "prv_accountant"
+            not have_pld
+            and name != "prv_accountant"
             and point.sampling_probability < 1
             and math.isfinite(prv_lower)
             and value < prv_lower - EXACT_REL_TOL * abs(prv_lower)
         ):
             unsafe.append(name)
-            why = (
-                " The GDP value is a central-limit approximation μ = q√(T(e^{1/z²}−1)), which underestimates "
-                "away from the CLT regime (Opacus #384, Gopi et al. 2021)."
-                if kind == "gdp"
-                else ""
-            )
+            why = _GDP_WHY if kind == "gdp" else ""
             reasons.append(
-                f"{name} = {_fmt(value)} is below prv_accountant's lower bound eps_lower = {_fmt(prv_lower)}.{why}"
+                f"{name} = {_fmt(value)} is below prv_accountant's lower bound eps_lower = {_fmt(prv_lower)} "
+                f"(our interval is missing here; decided by prv_accountant eps_lower).{why}"
             )
             continue
         # --- loose ---------------------------------------------------------------------------------------
-        if not math.isfinite(ours):
-            continue
-        if kind in ("rdp", "rdp-continuous") and value > ours * (1 + RDP_REL_TOL):
+        if kind in ("rdp", "rdp-continuous"):
+            if math.isfinite(ours) and value > ours * (1 + RDP_REL_TOL):
+                loose.append(name)
+                reasons.append(_why_rdp_loose(name, value, ours, row, extras))
+        elif have_pld:
+            if value > upper:
+                loose.append(name)
+                reasons.append(_why_numerical_loose(name, value, upper, exact, bound=upper_text))
+        elif math.isfinite(ours) and value > ours * (1 + RDP_REL_TOL):
             loose.append(name)
-            reasons.append(_why_rdp_loose(name, value, ours, row, extras))
-        elif kind in ("pld", "prv", "gdp") and value > ours * (1 + RDP_REL_TOL):
-            loose.append(name)
-            reasons.append(_why_numerical_loose(name, value, ours, exact))
+            reasons.append(_why_numerical_loose(name, value, ours, exact, bound=f"our RDP ε {_fmt(ours)}"))
 
-    if math.isfinite(prv_lower) and math.isfinite(ours) and prv_lower > ours * (1 + RDP_REL_TOL):
+    # --- prv_accountant's own bracket: its eps_lower and estimate placed against ours -----------------------
+    estimate = extras.get("prv_accountant.estimate", math.nan)
+    if have_pld and pld_position(prv_lower, lower, upper) == ABOVE:
+        reasons.append(
+            f"prv_accountant's lower bound eps_lower = {_fmt(prv_lower)} is above {upper_text}: its bracket is wrong "
+            f"here, an invalid lower bound (decided by {PLD} upper)."
+        )
+    elif not have_pld and math.isfinite(prv_lower) and math.isfinite(ours) and prv_lower > ours * (1 + RDP_REL_TOL):
         reasons.append(
             f"prv_accountant's lower bound {_fmt(prv_lower)} exceeds our RDP upper bound {_fmt(ours)}: its bracket "
             f"is wrong here (a numerical failure of the PRV discretisation)."
         )
+    where = pld_position(estimate, lower, upper) if have_pld else NO_POSITION
+    if where in (ABOVE, BELOW):
+        from .prv_accountant import EPS_ERROR
+
+        side = "below our certified lower" if where == BELOW else "above our certified upper"
+        bound = lower if where == BELOW else upper
+        stated = "within" if abs(estimate - bound) <= EPS_ERROR else "outside"
+        reasons.append(
+            f"prv_accountant's estimate {_fmt(estimate)} is {side} bound {_fmt(bound)} by "
+            f"{_fmt(abs(beyond_interval(estimate, lower, upper)))} relative, {stated} its stated eps_error "
+            f"{EPS_ERROR:g} (an estimate, not a bound: not flagged)."
+        )
 
     # --- where the truth lies, and who is right ------------------------------------------------------------
+    truth_parts = []
+    if have_pld:
+        width = row.get(f"{PLD} width", math.nan)
+        truth_parts.append(
+            f"Truth: ε ∈ [{_fmt(lower)}, {_fmt(upper)}] (our certified PLD interval, relative width {_fmt(width)})"
+        )
     if math.isfinite(exact):
-        truth = f"Truth: exact ε = {_fmt(exact)} (q = 1: T Gaussian steps are exactly √T/z-GDP)."
-    else:
+        truth_parts.append(
+            ("exact" if have_pld else "Truth: exact") + f" ε = {_fmt(exact)} (q = 1: T Gaussian steps are exactly "
+            f"√T/z-GDP)"
+        )
+    if not truth_parts:
         uppers = {"ours (RDP)": ours} if math.isfinite(ours) else {}
         for name in ("dp_accounting.pld", "prv_accountant", "opacus.prv"):
             if name not in unsafe and math.isfinite(values.get(name, math.nan)):
                 uppers[name] = values[name]
         if uppers:
             best = min(uppers, key=uppers.get)
-            upper_text = f"at most {_fmt(uppers[best])} ({best})"
+            up_text = f"at most {_fmt(uppers[best])} ({best})"
         else:
-            upper_text = "no upper bound available"
-        lower_text = (
+            up_text = "no upper bound available"
+        lo_text = (
             f"at least {_fmt(max(prv_lower, 0.0))} (prv_accountant eps_lower)" if math.isfinite(prv_lower) else ""
         )
-        truth = "Truth: " + ", ".join(t for t in (lower_text, upper_text) if t) + "."
+        truth_parts.append("Truth: " + ", ".join(t for t in (lo_text, up_text) if t) + " (our interval is missing)")
+    truth = "; ".join(truth_parts) + "."
     agree = [
-        n for n, v in values.items() if math.isfinite(v) and n not in unsafe and n not in loose
+        n for n, v in values.items() if not math.isnan(v) and n not in unsafe and n not in loose
     ]
     if unsafe:
         verdict = "unsafe: " + ", ".join(unsafe)
@@ -464,7 +668,9 @@ def _judge(point, row, values, extras, errors=None):
         verdict = "loose: " + ", ".join(loose)
     else:
         verdict = "ok"
-    tail = f" Not flagged: {', '.join(agree)}." if agree and (unsafe or loose) else ""
+    inside = [n for n in agree if have_pld and pld_position(values[n], lower, upper) == INSIDE]
+    tail = f" Inside our interval: {', '.join(inside)}." if inside else ""
+    tail += (f" Not flagged: {', '.join(agree)}." if agree and (unsafe or loose) else "")
     failed = [
         f"{name} failed ({message}){'; ' + KNOWN_FAILURES[name] if name in KNOWN_FAILURES else ''}."
         for name, message in (errors or {}).items()
@@ -507,12 +713,16 @@ def _why_rdp_loose(name, value, ours, row, extras) -> str:
     return head + "."
 
 
-def _why_numerical_loose(name, value, ours, exact) -> str:
-    head = f"{name} = {_fmt(value)} is above our RDP ε {_fmt(ours)}"
+def _why_numerical_loose(name, value, reference, exact, bound) -> str:
+    """Why a PLD/PRV/GDP value lies above ``bound`` (text naming it; ``reference`` its value)."""
+    rel = math.inf if math.isinf(value) else (value - reference) / reference if reference > 0 else math.inf
+    head = f"{name} = {_fmt(value)} is above {bound} by {_fmt(rel)} relative (loose, not unsafe)"
+    if math.isinf(value):
+        return f"{head}: it returned ε = inf, no guarantee at all."
     if LIBRARY_KINDS[name] == "prv":
         return (
-            f"{head}: it reports eps_upper = estimate + eps_error (0.01), and at this small ε the absolute error "
-            f"dominates; RDP is the tighter upper bound here."
+            f"{head}: it reports eps_upper = estimate + eps_error (0.01), an absolute margin that is large "
+            f"relative to a small ε."
         )
     if LIBRARY_KINDS[name] == "gdp":
         target = f" (exact {_fmt(exact)})" if math.isfinite(exact) else ""
@@ -520,7 +730,7 @@ def _why_numerical_loose(name, value, ours, exact) -> str:
             f"{head}{target}: the CLT formula μ = q√(T(e^{{1/z²}}−1)) is an approximation, not a bound; it overstates "
             f"μ when z is small or q large (at q = 1 the exact μ is √T/z)."
         )
-    return f"{head}: the pessimistic discretisation (interval 1e-4 per composition) costs more than RDP's slack here."
+    return f"{head}: the pessimistic discretisation (interval 1e-4 per composition) costs this much."
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -567,11 +777,14 @@ def _conform_group(key, points, libraries, slow_points, timeout, subjects=None, 
         except AdapterUnavailable:
             opacus_subset = None
 
+    ours_by_point = {point: ours_epsilon(curve, point.steps, point.delta) for point in points}
+    our_pld, pld_seconds = _our_pld_group(noise_multiplier, sampling_probability, points,
+                                          {p: e[0] for p, e in ours_by_point.items()}, timeout)
     rows = []
     for point in points:
         started = time.perf_counter()
         notes: list[str] = []
-        ours, order, ours_notes = ours_epsilon(curve, point.steps, point.delta)
+        ours, order, ours_notes = ours_by_point[point]
         notes.extend(ours_notes)
         ours_float = _ours_float64(curve, point.steps, point.delta)
         row = {
@@ -589,6 +802,15 @@ def _conform_group(key, points, libraries, slow_points, timeout, subjects=None, 
         extras: dict[str, float] = {}
         timings: dict[str, float] = {}
         errors: dict[str, str] = {}
+        (lower, upper, h), pld_note = our_pld[point]
+        if point.steps in pld_seconds:  # one composition per T: charged to the first of its rows
+            timings["ours (PLD)"] = pld_seconds.pop(point.steps)
+        row[f"{PLD} lower"], row[f"{PLD} upper"], row[f"{PLD} h"] = lower, upper, h
+        row[f"{PLD} width"] = _relative_width(lower, upper) if math.isfinite(h) else math.nan
+        row[f"{PLD} status"] = OK if math.isfinite(h) else FAILED
+        if pld_note:
+            notes.append(f"{PLD}: {pld_note}")
+        row["ours vs pld"] = pld_position(ours, lower, upper)
         if "dp_accounting.rdp" in subjects:
             extras["dp_accounting.rdp.ours_shared"] = ours
             extras["dp_accounting.rdp.dropped"] = agreement.get("rdp_dropped", 0)
@@ -612,6 +834,7 @@ def _conform_group(key, points, libraries, slow_points, timeout, subjects=None, 
                     bounds, error = _call_bounds(prv_adapter.epsilon_bounds, args, timeout)
                     value = bounds[2]
                     extras["prv_accountant.lower"] = bounds[0]
+                    extras["prv_accountant.estimate"] = bounds[1]
                 else:
                     value, error = _call(subjects[name].epsilon_poisson_gaussian, *args, timeout=timeout)
             timings[name] = time.perf_counter() - library_started
@@ -622,6 +845,13 @@ def _conform_group(key, points, libraries, slow_points, timeout, subjects=None, 
             row[name] = value
             row[f"{name} rel"] = _rel(value, ours)
             row[f"{name} status"] = FAILED if error else OK
+        for name in names:  # every library value placed against our interval (n/a where there is none)
+            _place(row, name, row.get(name, math.nan), lower, upper)
+            if name == "prv_accountant":
+                for part in ("lower", "estimate"):
+                    key = f"prv_accountant.{part}"
+                    row[key] = extras.get(key, math.nan)
+                    _place(row, key, row[key], lower, upper)
         row.update(agreement)
         unsafe, loose, verdict, explanation = _judge(point, row, values, extras, errors)
         row.update(
@@ -637,6 +867,11 @@ def _conform_group(key, points, libraries, slow_points, timeout, subjects=None, 
     if rows:  # our curve is shared by the group: charge it to the group's first row
         rows[0]["_timings"]["ours (RDP curve)"] = curve_seconds
     return rows
+
+
+def _place(row: dict, name: str, value: float, lower: float, upper: float) -> None:
+    row[f"{name} vs pld"] = pld_position(value, lower, upper)
+    row[f"{name} beyond pld"] = beyond_interval(value, lower, upper)
 
 
 def _default_workers() -> int:
@@ -680,9 +915,15 @@ def conform_accountants(
     runs in this process.
 
     Columns: ``noise_multiplier, sampling_probability, steps, delta, ours_mpmath, ours_order, ours_float64,
-    float64_rel, exact`` (NaN where q < 1) then, per library ``L``, ``L`` (its ε: a float, NaN where it was not
-    computed), ``L rel`` (float, NaN likewise) and ``L status`` (text, :data:`LIBRARY_STATUSES`: ``"ok"``,
-    ``"not installed"``, ``"not run"`` or ``"failed"``; numeric columns never hold text); ``rdp_rel_max`` / ``rdp_rel_max_int`` / ``rdp_worst_order`` /
+    float64_rel, exact`` (NaN where q < 1), ``dpref.pld lower`` / ``dpref.pld upper`` (our certified interval),
+    ``dpref.pld h`` (grid width used), ``dpref.pld width`` (relative), ``dpref.pld status`` (``ok`` or ``failed``: the
+    error is in ``notes``), ``ours vs pld`` (our RDP ε placed against it), then, per library ``L``, ``L`` (its ε: a
+    float, NaN where it was not computed), ``L rel`` (float, NaN likewise) and ``L status`` (text,
+    :data:`LIBRARY_STATUSES`: ``"ok"``, ``"not installed"``, ``"not run"`` or ``"failed"``; numeric columns never
+    hold text), ``L vs pld`` (text,
+    :data:`PLD_POSITIONS`) and ``L beyond pld`` (float, :func:`beyond_interval`); for prv_accountant also
+    ``prv_accountant.lower`` and ``prv_accountant.estimate`` with their ``vs pld`` / ``beyond pld``;
+    ``rdp_rel_max`` / ``rdp_rel_max_int`` / ``rdp_worst_order`` /
     ``rdp_orders`` / ``rdp_dropped`` (our RDP curve vs dp_accounting's ``RdpAccountant`` on the shared orders: all
     orders / integer orders / the worst order / orders compared / orders where it returned inf); ``unsafe``,
     ``loose``, ``verdict``, ``explanation``, ``notes`` (library errors and warnings), ``seconds``.

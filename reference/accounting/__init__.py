@@ -25,11 +25,11 @@ Modules:
 - ``composition``: basic and advanced composition of (ε, δ) guarantees, pure DP → zCDP.
 - ``calibration``: noise for a target (ε, δ) by bracketing and bisection that never overshoots. The papers'
   closed-form noise formulas are in ``reference/algorithms/<paper>_privacy.py``.
-- ``pld`` (in progress, used by no command yet): privacy loss distributions with a pessimistic and an optimistic
-  discretisation and FFT composition with its rounding bounded, giving an interval [ε_lower, ε_upper] that
-  contains the exact ε; ``pld_exact``: the mpmath reference — exact one-step profiles of the Gaussian,
-  Poisson-subsampled Gaussian (both add/remove directions, replace-one), sampling without replacement and Laplace,
-  and a proven bracket for a few composed steps.
+- ``pld``: privacy loss distributions composed by FFT with a connect-the-dots (dominating) upper side and a
+  merged-bin (dominated) lower side, every rounding bounded: an interval [lower, upper] that contains the exact
+  ε(δ) or δ(ε) of the composition (Gaussian, tree, Laplace, Poisson-subsampled Gaussian both directions, replace-one
+  mixture, sampling without replacement). ``pld_exact``: the mpmath reference — exact one-step profiles, two steps
+  by quadrature and a proven bracket for a few composed steps.
 
 The submodules are imported on demand (``from reference.accounting import rdp``); nothing heavy is
 re-exported here.

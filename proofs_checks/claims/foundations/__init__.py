@@ -7,7 +7,8 @@ confidence bounds. Each claim still cites the paper statement it executes.
 named like them (proofs_checks/folders.py gathers the declarations of every folder).
 """
 
-REFERENCE_MODULES = ("reference.rng", "reference.mechanisms", "reference.smoothing", "reference.estimators")
+REFERENCE_MODULES = ("reference.rng", "reference.mechanisms", "reference.smoothing", "reference.estimators",
+                     "reference.accounting.pld")
 FAST_MODULES = ("reference.fast.mechanisms", "reference.fast.estimators")
 
 PROTOCOLS: dict[str, tuple[str, str]] = {
@@ -128,6 +129,19 @@ PROTOCOLS: dict[str, tuple[str, str]] = {
     "rdp_tree_exact": (
         "rdp_tree_exact(orders, sensitivities (n,), noise_stds (n,)) -> (len(orders),)",
         "exact per-record tree RDP alpha/2 * max_q s_q^2 sum_{b <= n, q in N_b} 1/sigma_b^2 (zo_o2nc Theorem 4.3 via Lemma C.1, exact)",
+    ),
+    # --- PLD accounting (reference.accounting.pld) ---------------------------------------------------
+    "pld_epsilon_interval": (
+        "pld_epsilon_interval(event, delta) -> (lower, upper)",
+        "certified 0 <= lower <= eps(delta) <= upper (upper may be inf) for the exact eps of the event's dominating "
+        "pair(s) (a reference.accounting.events event; add/remove: the maximum over the remove and add directions, "
+        "composed separately; Zhu-Dong-Wang 2022), e.g. a PLD/FFT accountant (Koskela-Jalko-Honkela 2020) with "
+        "connect-the-dots pessimistic and optimistic sides (Doroshenko et al. 2022)",
+    ),
+    "pld_delta_interval": (
+        "pld_delta_interval(event, epsilon) -> (lower, upper)",
+        "certified 0 <= lower <= delta(epsilon) <= upper <= 1 for the exact hockey-stick divergence "
+        "delta(eps) = E_P[(1 - e^(eps - L))_+] of the event's dominating pair(s) (maximum over directions)",
     ),
     # --- audit bounds (empirical_dp.bounds, empirical_dp.one_run; proofs_checks.adapters.audit_bounds) --
     "epsilon_lower_bound": (
