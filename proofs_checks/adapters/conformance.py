@@ -337,8 +337,8 @@ def _relative_width(lower: float, upper: float) -> float:
 def _our_pld_intervals(noise_multiplier, sampling_probability, steps, deltas, rdp_epsilon, found: dict) -> dict:
     """Fill ``found`` (δ → (lower, upper, h)) with our certified interval for ε(δ), add and remove directions.
 
-    ``pld.epsilon_interval`` for several δ at once: the composition at each grid width serves every δ (it is the
-    costly part). Start at ``pld.starting_grid_width`` of a pair with width :func:`pld_starting_width`, halve h while
+    ``pld.epsilon_interval`` for several δ at once: the composition at each grid width (the costly part) is cached
+    by ``pld`` and serves every δ. Start at ``pld.starting_grid_width`` of a pair with width :func:`pld_starting_width`, halve h while
     some δ's relative width exceeds :data:`PLD_TOLERANCE` (at most :data:`PLD_MAX_REFINEMENTS` times, or until the
     grid would be too large), keep the narrowest interval per δ. Each interval is valid whatever its width, and
     ``found`` is filled as it goes, so a timeout keeps what was found."""
@@ -352,15 +352,14 @@ def _our_pld_intervals(noise_multiplier, sampling_probability, steps, deltas, rd
     pending = list(dict.fromkeys(deltas))
     for _ in range(PLD_MAX_REFINEMENTS + 1):
         try:
-            composed = pair.composed()
+            # one composition per grid width serves every δ (PldPair caches it)
+            intervals = {delta: pair.epsilon_interval(delta) for delta in pending}
         except ValueError:
             if not found:
                 raise
             break  # the next grid is too large: keep the narrowest intervals found
-        for delta in pending:
-            # as PldPair.epsilon_interval: the worse direction, optimistic side below, pessimistic side above
-            lower = float(max(o.epsilon_bound(delta) for _, o in composed))
-            upper = float(max(p.epsilon_bound(delta) for p, _ in composed))
+        for delta, (lower, upper) in intervals.items():
+            lower, upper = float(lower), float(upper)
             width = _relative_width(lower, upper)
             if delta not in widths or width < widths[delta]:
                 found[delta], widths[delta] = (lower, upper, float(pair.h)), width
