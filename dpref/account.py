@@ -619,12 +619,6 @@ def _pld_interval(pair, options: _PldOptions, evaluate_at, refine, budget: int =
         pld.clear_caches()
 
 
-def _relative_width(lower: float, upper: float) -> float:
-    if upper == lower:
-        return 0.0
-    return (upper - lower) / upper if math.isfinite(upper) and upper > 0 else math.inf
-
-
 def _pld_epsilon_at(setup, options: _PldOptions, z: float, delta: float, budget: int = MAX_COMPOSED_POINTS):
     def refine(pair, tolerance, halvings):
         return pld.epsilon_interval(pair, delta, tolerance=tolerance, max_refinements=halvings)
@@ -635,7 +629,7 @@ def _pld_epsilon_at(setup, options: _PldOptions, z: float, delta: float, budget:
 def _pld_record(setup, options: _PldOptions, what: str, lower: float, upper: float, h: float) -> dict:
     return {
         "accountant": "pld", f"{what}_lower": lower, f"{what}_upper": upper,
-        "relative_width": _relative_width(lower, upper), "grid_width": h, **options.describe(),
+        "relative_width": pld.relative_width(lower, upper), "grid_width": h, **options.describe(),
         "guarantee": f"{what}_upper",
     }
 

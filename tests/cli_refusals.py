@@ -1,7 +1,18 @@
-"""The check every command-line refusal test shares (imported by the tests of ``dpref run``; pytest puts this
-folder on the path)."""
+"""The command-line helpers the tests share (``run_cli``; ``refused`` for the tests of ``dpref run``; pytest puts
+this folder on the path)."""
 
 from dpref import cli
+
+
+def run_cli(capsys, *argv):
+    """(exit status, stdout, non-blank stderr lines) of ``dpref.cli.main(argv)``; argparse refusals exit through
+    SystemExit."""
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as exc:
+        code = exc.code
+    out, err = capsys.readouterr()
+    return code, out, [line for line in err.splitlines() if line.strip()]
 
 
 def refused(capsys, *argv):

@@ -9,7 +9,8 @@ import math
 import mpmath
 import pytest
 
-from dpref import account, cli
+from cli_refusals import run_cli
+from dpref import account
 from reference.accounting.errors import AccountingError
 from reference.accounting.gaussian import gaussian_delta, gaussian_epsilon
 from reference.accounting.pld_calibration import calibrate_pld_noise
@@ -17,18 +18,8 @@ from reference.accounting.pld_calibration import calibrate_pld_noise
 mpf = mpmath.mpf
 
 
-def cli_run(capsys, *argv):
-    """(exit status, stdout, stderr lines) of ``dpref.cli.main``; argparse refusals exit via SystemExit."""
-    try:
-        code = cli.main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, [line for line in err.splitlines() if line.strip()]
-
-
 def run_json(capsys, *argv):
-    code, out, lines = cli_run(capsys, "account", *argv, "--format", "json")
+    code, out, lines = run_cli(capsys, "account", *argv, "--format", "json")
     assert code == 0, lines
     return json.loads(out)  # strict: no NaN/Infinity tokens
 
@@ -106,7 +97,7 @@ def test_json_structure(capsys):
 def test_table_rounds_lower_down_and_upper_up(capsys):
     argv = ["account", "epsilon", "--mechanism", "gaussian", "--noise-multiplier", "1.3", "--steps", "7", "--delta",
             "1e-5", "--accountant", "pld", "--grid-width", "0.01"]
-    code, out, lines = cli_run(capsys, *argv)
+    code, out, lines = run_cli(capsys, *argv)
     assert code == 0, lines
     rows = dict(line.split(None, 1) for line in out.strip().splitlines())
     assert rows["guarantee"].strip() == "epsilon_upper"
@@ -275,7 +266,7 @@ HOSTILE = [
 
 @pytest.mark.parametrize("argv, status, fragment", HOSTILE, ids=[f"{i}:{h[2]}" for i, h in enumerate(HOSTILE)])
 def test_hostile_input_is_one_line(capsys, argv, status, fragment):
-    code, out, lines = cli_run(capsys, *argv)
+    code, out, lines = run_cli(capsys, *argv)
     assert code == status, lines
     assert len(lines) == 1 and lines[0].startswith("dpref"), lines
     assert fragment in lines[0] and "Traceback" not in lines[0] and out == ""

@@ -22,6 +22,7 @@ from proofs_checks.adapters.conformance import (
     conform_accountants,
     rdp_agreement,
 )
+from cli_refusals import run_cli
 from proofs_checks.subjects import Subject
 
 pytest.importorskip("reference.accounting.rdp", reason="reference.accounting.rdp not written yet")
@@ -216,18 +217,6 @@ def test_frame_is_a_dataframe_with_attrs(monkeypatch):
 # --- the command line: JSON types, tables, progress, one-line refusals ------------------------------------------
 
 
-def _cli(capsys, argv):
-    """(exit status, stdout, stderr lines) of ``dpref.cli.main``; argparse refusals exit through SystemExit."""
-    from dpref import cli
-
-    try:
-        code = cli.main(list(argv))
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, [line for line in err.splitlines() if line.strip()]
-
-
 @pytest.fixture
 def fake_cli(monkeypatch):
     """``dpref conform accountants --grid small`` on TINY with a stand-in dp_accounting and autodp not installed."""
@@ -239,7 +228,7 @@ def fake_cli(monkeypatch):
 
 
 def test_cli_json_numbers_are_numbers_and_missing_is_null(capsys, fake_cli):
-    code, out, err = _cli(capsys, fake_cli + ["--format", "json", "-q"])
+    code, out, err = run_cli(capsys, *fake_cli + ["--format", "json", "-q"])
     assert code == 0, err
     records = json.loads(out)
     assert len(records) == 2
@@ -265,27 +254,27 @@ def test_cli_json_numbers_are_numbers_and_missing_is_null(capsys, fake_cli):
 
 
 def test_cli_table_fits_120_columns_and_wide_shows_every_library(capsys, fake_cli):
-    code, out, err = _cli(capsys, fake_cli + ["-q"])
+    code, out, err = run_cli(capsys, *fake_cli + ["-q"])
     assert code == 0, err
     lines = out.splitlines()
     assert max(len(line) for line in lines) <= 120
     assert lines[0].split()[:4] == ["z", "q", "T", "δ"] and "n/a" in out  # the exact ε at q < 1
-    code, out, err = _cli(capsys, fake_cli + ["-q", "--wide"])
+    code, out, err = run_cli(capsys, *fake_cli + ["-q", "--wide"])
     assert code == 0, err
     header = out.splitlines()[0]
     assert "dp_accounting.rdp rel" in header and "autodp rel" in header
     assert "not installed" not in out and "n/a" in out  # a library that is not installed: n/a, said on stderr
     assert any("autodp: not installed" in line for line in err)
-    code, out, err = _cli(capsys, fake_cli + ["-q", "--format", "markdown"])
+    code, out, err = run_cli(capsys, *fake_cli + ["-q", "--format", "markdown"])
     assert code == 0 and out.startswith("|") and "dp_accounting.rdp rel" in out and "n/a" in out
 
 
 def test_cli_progress_bar_and_quiet(capsys, fake_cli):
-    code, _, err = _cli(capsys, fake_cli)
+    code, _, err = run_cli(capsys, *fake_cli)
     assert code == 0
     assert any(line.startswith("conform accountants:") for line in err)  # the bar, as whole lines (not a terminal)
     for quiet in ("--quiet", "-q", "--no-progress"):
-        code, _, err = _cli(capsys, fake_cli + [quiet])
+        code, _, err = run_cli(capsys, *fake_cli + [quiet])
         assert code == 0
         assert not any(line.startswith("conform accountants:") for line in err), quiet
         assert any("grid points" in line for line in err)  # the summary stays
@@ -328,7 +317,7 @@ def test_cli_hostile_input_is_one_line_naming_the_option(capsys, tmp_path, monke
 
     monkeypatch.setattr("dpref.conform.conform_accountants", never)
     extra = [x(tmp_path) if callable(x) else x for x in extra]
-    code, out, lines = _cli(capsys, ["conform", "accountants", "--grid", "small", "-q", *extra])
+    code, out, lines = run_cli(capsys, "conform", "accountants", "--grid", "small", "-q", *extra)
     assert code == 2, lines
     assert len(lines) == 1 and lines[0].startswith("dpref"), lines
     assert option in lines[0] and fragment in lines[0], lines[0]
@@ -337,7 +326,7 @@ def test_cli_hostile_input_is_one_line_naming_the_option(capsys, tmp_path, monke
 
 @pytest.mark.parametrize("argv, fragment", [(["conform"], "required"), (["conform", "nosuch"], "invalid choice")])
 def test_cli_conform_without_a_sub_command_is_one_line(capsys, argv, fragment):
-    code, _, lines = _cli(capsys, argv)
+    code, _, lines = run_cli(capsys, *argv)
     assert code == 2 and len(lines) == 1 and lines[0].startswith("dpref conform") and fragment in lines[0]
 
 

@@ -328,45 +328,25 @@ def pld_starting_width(rdp_epsilon: float) -> float:
     return 1e-4 * scale
 
 
-def _relative_width(lower: float, upper: float) -> float:
-    if math.isfinite(upper) and upper > 0:
-        return (upper - lower) / upper
-    return 0.0 if upper == lower else math.inf
-
-
 def _our_pld_intervals(noise_multiplier, sampling_probability, steps, deltas, rdp_epsilon, found: dict) -> dict:
     """Fill ``found`` (δ → (lower, upper, h)) with our certified interval for ε(δ), add and remove directions.
 
-    ``pld.epsilon_interval`` for several δ at once: the composition at each grid width (the costly part) is cached
-    by ``pld`` and serves every δ. Start at ``pld.starting_grid_width`` of a pair with width :func:`pld_starting_width`, halve h while
-    some δ's relative width exceeds :data:`PLD_TOLERANCE` (at most :data:`PLD_MAX_REFINEMENTS` times, or until the
-    grid would be too large), keep the narrowest interval per δ. Each interval is valid whatever its width, and
-    ``found`` is filled as it goes, so a timeout keeps what was found."""
+    ``pld.refine_grid`` from a pair of width :func:`pld_starting_width`: one composition per grid width (the costly
+    part, cached by ``pld``) serves every δ; h is halved while some δ's relative width exceeds
+    :data:`PLD_TOLERANCE`, at most :data:`PLD_MAX_REFINEMENTS` times. The narrowest interval per δ is kept, and
+    ``found`` is filled as it goes, so a timeout keeps what was found (each interval is valid whatever its width)."""
     from reference.accounting import pld
 
     pair = pld.poisson_gaussian_pld(
         pld_starting_width(rdp_epsilon), noise_multiplier=noise_multiplier, sampling_probability=sampling_probability
     ).compose(steps)
-    pair = pair.with_grid(pld.starting_grid_width(pair))
-    widths: dict[float, float] = {}
-    pending = list(dict.fromkeys(deltas))
-    for _ in range(PLD_MAX_REFINEMENTS + 1):
-        try:
-            # one composition per grid width serves every δ (PldPair caches it)
-            intervals = {delta: pair.epsilon_interval(delta) for delta in pending}
-        except ValueError:
-            if not found:
-                raise
-            break  # the next grid is too large: keep the narrowest intervals found
+    deltas = list(dict.fromkeys(deltas))
+    evaluate = lambda p: {delta: p.epsilon_interval(delta) for delta in deltas}  # noqa: E731
+    for h, intervals in pld.refine_grid(pair, evaluate, PLD_TOLERANCE, PLD_MAX_REFINEMENTS):
         for delta, (lower, upper) in intervals.items():
             lower, upper = float(lower), float(upper)
-            width = _relative_width(lower, upper)
-            if delta not in widths or width < widths[delta]:
-                found[delta], widths[delta] = (lower, upper, float(pair.h)), width
-        pending = [d for d in pending if widths[d] > PLD_TOLERANCE]
-        if not pending:
-            break
-        pair = pair.with_grid(pair.h / 2)
+            if delta not in found or pld.relative_width(lower, upper) < pld.relative_width(*found[delta][:2]):
+                found[delta] = (lower, upper, float(h))
     return found
 
 
@@ -754,6 +734,8 @@ def _resolved(libraries):
 
 def _conform_group(key, points, libraries, slow_points, timeout, subjects=None, unavailable=None):
     """Rows for the grid points sharing (z, q): our curve once, then every library at every point."""
+    from reference.accounting import pld
+
     if subjects is None:
         subjects, unavailable = _resolved(libraries)
     names = [n for n in adapter_names() if n in subjects or n in unavailable]
@@ -805,7 +787,7 @@ def _conform_group(key, points, libraries, slow_points, timeout, subjects=None, 
         if point.steps in pld_seconds:  # one composition per T: charged to the first of its rows
             timings["ours (PLD)"] = pld_seconds.pop(point.steps)
         row[f"{PLD} lower"], row[f"{PLD} upper"], row[f"{PLD} h"] = lower, upper, h
-        row[f"{PLD} width"] = _relative_width(lower, upper) if math.isfinite(h) else math.nan
+        row[f"{PLD} width"] = pld.relative_width(lower, upper) if math.isfinite(h) else math.nan
         row[f"{PLD} status"] = OK if math.isfinite(h) else FAILED
         if pld_note:
             notes.append(f"{PLD}: {pld_note}")

@@ -130,7 +130,10 @@ __all__ = [
     "sampled_without_replacement_gaussian_pld",
     "pld_from_event",
     "epsilon_interval",
+    "epsilon_intervals",
     "delta_interval",
+    "refine_grid",
+    "relative_width",
     "loss_spread",
     "pld_epsilon_interval",
     "pld_delta_interval",
@@ -1018,42 +1021,64 @@ def starting_grid_width(pair: PldPair) -> float:
     return h
 
 
-def _refine(pair: PldPair, evaluate, tolerance, max_refinements):
-    """Evaluate from ``starting_grid_width``, halving h until the relative width (upper − lower)/upper is ≤
-    tolerance, the refinements run out, or the grid would exceed ``MAX_FFT_SIZE``; returns the narrowest."""
+def relative_width(lower, upper) -> float:
+    """(upper − lower)/upper; 0 for a point (upper = lower, also 0), +∞ when upper is +∞ or 0 < upper is absent."""
+    if upper == lower:
+        return 0.0
+    return (upper - lower) / upper if math.isfinite(upper) and upper > 0 else math.inf
+
+
+def refine_grid(pair: PldPair, evaluate, tolerance, max_refinements):
+    """Yield (h, evaluate(pair at h)) where ``evaluate`` returns {key: (lower, upper)}: from ``starting_grid_width``
+    (doubled, without counting as a refinement, while the composition does not fit), then h halved while some key's
+    ``relative_width`` exceeds ``tolerance``, at most ``max_refinements`` times, stopping early when the next grid
+    would exceed the pair's ``max_fft_size``. Every yielded interval is valid; callers keep the narrowest."""
     tolerance = check_real("tolerance", tolerance, positive=True, upper=1.0)
     max_refinements = check_int("max_refinements", max_refinements, minimum=0, maximum=30)
     pair = pair.with_grid(starting_grid_width(pair))
-    best = None
-    refinements = 0
+    refinements, produced = 0, False
     while True:
         try:
-            lo, up = evaluate(pair)
+            results = evaluate(pair)
         except GridTooLarge:
-            if best is not None:
-                break  # the next grid is too large: keep the narrowest interval found
+            if produced:
+                return  # the next grid is too large: the caller keeps the narrowest intervals found
             if pair.h * 2 > MAX_GRID_WIDTH:
                 raise
-            pair = pair.with_grid(pair.h * 2)  # nothing yet: coarsen until the composition fits (not a refinement)
+            pair = pair.with_grid(pair.h * 2)  # nothing yet: coarsen until the composition fits
             continue
-        width = (up - lo) / up if up > 0 and math.isfinite(up) else (0.0 if up == lo else math.inf)
-        if best is None or width < best[3]:
-            best = (lo, up, pair.h, width)
-        if width <= tolerance or refinements == max_refinements:
-            break
+        produced = True
+        yield pair.h, results
+        if refinements == max_refinements or all(relative_width(lo, up) <= tolerance for lo, up in results.values()):
+            return
         refinements += 1
         pair = pair.with_grid(pair.h / 2)
-    return best[0], best[1], best[2]
+
+
+def _narrowest(pair, evaluate, tolerance, max_refinements) -> dict:
+    """{key: (lower, upper, h)}: the narrowest interval per key over ``refine_grid``."""
+    best = {}
+    for h, results in refine_grid(pair, evaluate, tolerance, max_refinements):
+        for key, (lo, up) in results.items():
+            if key not in best or relative_width(lo, up) < relative_width(*best[key][:2]):
+                best[key] = (lo, up, h)
+    return best
+
+
+def epsilon_intervals(pair: PldPair, deltas, tolerance=1e-3, max_refinements=4) -> dict:
+    """{δ: (ε_lower, ε_upper, h)} for several δ, one composition per grid width serving them all."""
+    deltas = tuple(dict.fromkeys(check_probability("delta", d) for d in deltas))
+    return _narrowest(pair, lambda p: {d: p.epsilon_interval(d) for d in deltas}, tolerance, max_refinements)
 
 
 def epsilon_interval(pair: PldPair, delta, tolerance=1e-3, max_refinements=4):
-    """(ε_lower, ε_upper, h): the certified interval at δ, refining h (``_refine``) until its relative width is ≤
-    ``tolerance``. The interval is valid whatever its width; the caller reports the width."""
+    """(ε_lower, ε_upper, h): the certified interval at δ, refining h (``refine_grid``) until its relative width is
+    ≤ ``tolerance``. The interval is valid whatever its width; the caller reports the width."""
     delta = check_probability("delta", delta)
-    return _refine(pair, lambda p: p.epsilon_interval(delta), tolerance, max_refinements)
+    return epsilon_intervals(pair, [delta], tolerance, max_refinements)[delta]
 
 
 def delta_interval(pair: PldPair, epsilon, tolerance=1e-3, max_refinements=4):
     """(δ_lower, δ_upper, h) at ε, refined like ``epsilon_interval``."""
     epsilon = check_real("epsilon", epsilon, nonnegative=True)
-    return _refine(pair, lambda p: p.delta_interval(epsilon), tolerance, max_refinements)
+    return _narrowest(pair, lambda p: {epsilon: p.delta_interval(epsilon)}, tolerance, max_refinements)[epsilon]
